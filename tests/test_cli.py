@@ -1,0 +1,132 @@
+"""The `transpile` command line: check, run, argument handling and error reporting."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from transpile.cli import main
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_check_prints_typed_program(capsys):
+    code, out, err = run_cli(capsys, "check", str(EXAMPLES / "quickstart.rly"))
+    assert code == 0, err
+    assert out.startswith('#[version = "0.0.5"]')
+    assert "def @sum_squares(%n: int32 /* ty=int32 */, %acc: int32 /* ty=int32 */) -> int32 {" in out
+    assert "%3 = add(%acc, %1) /* ty=int32 */;" in out
+    assert "@sum_squares(%2, %3) /* ty=int32 */" in out
+
+
+def test_check_output_reparses(capsys):
+    from transpile import relay
+
+    code, out, _ = run_cli(capsys, "check", "--no-types", str(EXAMPLES / "quickstart.rly"))
+    assert code == 0
+    original = relay.parse((EXAMPLES / "quickstart.rly").read_text())
+    assert relay.structural_equal(relay.parse(out), original)
+
+
+def test_run_quickstart_with_literals(capsys):
+    code, out, err = run_cli(capsys, "run", str(EXAMPLES / "quickstart.rly"), "10", "[1.0, 2.0, 3.0, 4.0]")
+    assert code == 0, err
+    # sum of squares 1..10 = 385; mean([1,2,3,4] * 10) = 25
+    assert out.strip() == "(385, 25.0)"
+
+
+def test_run_with_prelude_and_entry(capsys):
+    code, out, err = run_cli(capsys, "run", "--prelude", str(EXAMPLES / "lists.rly"), "5")
+    assert code == 0, err
+    assert out.strip() == str(sum(i * i for i in range(1, 6)))
+    code, out, err = run_cli(capsys, "run", str(EXAMPLES / "quickstart.rly"), "--entry", "sum_squares", "3", "1")
+    assert code == 0, err
+    assert out.strip() == "15"
+
+
+def test_run_closures_example(capsys):
+    code, out, err = run_cli(capsys, "run", str(EXAMPLES / "closures.rly"), "7")
+    assert code == 0, err
+    assert out.strip() == "(7, 14, 21)"
+
+
+def test_run_with_npy_arguments_and_output(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    arrays = {
+        "x": rng.standard_normal((1, 4)).astype("float32"),
+        "w1": rng.standard_normal((3, 4)).astype("float32"),
+        "b1": rng.standard_normal(3).astype("float32"),
+        "w2": rng.standard_normal((2, 3)).astype("float32"),
+    }
+    paths = []
+    for name, value in arrays.items():
+        np.save(tmp_path / f"{name}.npy", value)
+        paths.append(str(tmp_path / f"{name}.npy"))
+    out_path = tmp_path / "out.npy"
+    code, _, err = run_cli(capsys, "run", str(EXAMPLES / "mlp.rly"), *paths, "-o", str(out_path))
+    assert code == 0, err
+    hidden = np.maximum(arrays["x"] @ arrays["w1"].T + arrays["b1"], 0)
+    logits = hidden @ arrays["w2"].T
+    expected = np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
+    np.testing.assert_allclose(np.load(out_path), expected, rtol=1e-5)
+
+
+def test_parse_error_is_located_without_traceback(tmp_path, capsys):
+    bad = tmp_path / "bad.rly"
+    bad.write_text('#[version = "0.0.5"]\ndef @main(%x: int32) -> int32 {\n  add(%x, %y)\n}\n')
+    code, out, err = run_cli(capsys, "check", str(bad))
+    assert code == 1 and out == ""
+    first = err.splitlines()[0]
+    assert first.startswith(f"{bad}:3:11: ")
+    assert "%y" in first
+    assert "Traceback" not in err
+    assert err.splitlines()[-1].strip() == "^^"
+
+
+def test_type_error_is_located(tmp_path, capsys):
+    bad = tmp_path / "ill.rly"
+    bad.write_text('#[version = "0.0.5"]\ndef @main(%x: int32, %y: float32) {\n  add(%x, %y)\n}\n')
+    code, _, err = run_cli(capsys, "check", str(bad))
+    assert code == 1
+    assert err.startswith(f"{bad}:3:")
+    assert "int32" in err and "float32" in err
+
+
+def test_bad_arguments_are_reported(capsys):
+    code, _, err = run_cli(capsys, "run", str(EXAMPLES / "quickstart.rly"), "2.5", "[1.0, 2.0, 3.0, 4.0]")
+    assert code == 1 and "not representable as int32" in err
+    code, _, err = run_cli(capsys, "run", str(EXAMPLES / "quickstart.rly"), "not a literal")
+    assert code == 1 and "neither a .npy file nor a Python literal" in err
+    code, _, err = run_cli(capsys, "run", str(EXAMPLES / "quickstart.rly"), "3")
+    assert code == 1 and "argument" in err
+    code, _, err = run_cli(capsys, "run", str(EXAMPLES / "quickstart.rly"), "--entry", "nope")
+    assert code == 1 and "no function @nope" in err
+
+
+def test_missing_file(capsys):
+    code, _, err = run_cli(capsys, "check", "/nonexistent/prog.rly")
+    assert code == 1 and "cannot read /nonexistent/prog.rly" in err
+
+
+def test_debug_shows_traceback(tmp_path, capsys):
+    bad = tmp_path / "bad.rly"
+    bad.write_text("def @main( {")
+    code, _, err = run_cli(capsys, "--debug", "check", str(bad))
+    assert code == 1 and "Traceback" in err
+
+
+def test_module_entry_point_runs():
+    proc = subprocess.run(
+        [sys.executable, "-m", "transpile", "--version"], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0 and proc.stdout.startswith("transpile ")

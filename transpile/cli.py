@@ -1,0 +1,182 @@
+"""The `transpile` command line: check and run Relay programs (more subcommands come with backends)."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__
+from .errors import TranspileError
+
+__all__ = ["main", "build_parser"]
+
+
+class CliError(TranspileError):
+    """A bad command line (missing file, unreadable argument)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="transpile",
+        description="Ahead-of-time compiler for TVM's Relay language.",
+    )
+    parser.add_argument("--version", action="version", version=f"transpile {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    check = commands.add_parser("check", help="parse and type-check FILE, print it with types")
+    _add_source_options(check)
+    check.add_argument("--no-types", action="store_true", help="print without /* ty=... */ comments")
+
+    run = commands.add_parser("run", help="evaluate a function of FILE on the reference interpreter")
+    _add_source_options(run)
+    run.add_argument("--entry", default="main", help="global function to call (default: main)")
+    run.add_argument("-o", "--output", help="save a tensor result as .npy")
+    run.add_argument(
+        "args",
+        nargs="*",
+        metavar="ARG",
+        help="arguments: .npy files or Python literals (3, 2.5, True, [[1, 2], [3, 4]])",
+    )
+    return parser
+
+
+def _add_source_options(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("file", help="Relay text file (format 0.0.5)")
+    sub.add_argument("--prelude", action="store_true", help="make the Relay Prelude (List, Option, map, ...) available")
+    sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show Python tracebacks on errors")
+
+
+def _load_module(path: str, with_prelude: bool):
+    from . import relay
+
+    source_path = Path(path)
+    try:
+        text = source_path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
+    init = None
+    if with_prelude:
+        init = relay.IRModule()
+        relay.Prelude(init)
+    mod = relay.parse(text, source_name=str(source_path), init_module=init)
+    return relay.transform.InferType()(mod), init
+
+
+def _user_part(mod, init):
+    """The definitions that came from the user's file, not from the Prelude."""
+    if init is None:
+        return mod
+    from .relay import IRModule
+
+    own = IRModule()
+    for gtv, data in mod.type_definitions.items():
+        if gtv not in init.type_definitions:
+            own.add_type_data(gtv, data)
+    for gv, func in mod.functions.items():
+        if gv not in init.functions or init.functions[gv] is not func:
+            own.functions[gv] = func
+    return own
+
+
+def _cmd_check(opts) -> int:
+    from .relay.printer import astext
+
+    mod, init = _load_module(opts.file, opts.prelude)
+    print(astext(_user_part(mod, init), show_types=not opts.no_types), end="")
+    return 0
+
+
+def _parse_arg(text: str, index: int):
+    if text.endswith(".npy"):
+        try:
+            return np.load(text, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise CliError(f"argument {index}: cannot load {text}: {exc}") from None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        raise CliError(f"argument {index}: {text!r} is neither a .npy file nor a Python literal") from None
+    return value
+
+
+def _coerce_to_param(value, param_type, index: int):
+    """Give literal arguments the parameter's dtype when that loses nothing (`3` for an int64 param)."""
+    from .relay.ty import TensorType
+
+    if not isinstance(param_type, TensorType) or isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, (int, float, bool, list, tuple)):
+        array = np.asarray(value)
+        converted = array.astype(param_type.dtype)
+        if converted.shape == array.shape and np.array_equal(converted.astype(array.dtype), array):
+            return converted
+        raise CliError(f"argument {index}: {value!r} is not representable as {param_type.dtype}")
+    return value
+
+
+def _format_value(value) -> str:
+    if isinstance(value, np.ndarray):
+        return np.array2string(value, separator=", ") if value.ndim else repr(value.item())
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_format_value(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    return repr(value)
+
+
+def _cmd_run(opts) -> int:
+    from . import relay
+
+    mod, _ = _load_module(opts.file, opts.prelude)
+    if opts.entry not in mod:
+        raise CliError(f"{opts.file} has no function @{opts.entry}")
+    params = mod[opts.entry].params
+    raw = [_parse_arg(a, i + 1) for i, a in enumerate(opts.args)]
+    args = [
+        _coerce_to_param(v, p.checked_type, i + 1) if i < len(params) else v
+        for i, (v, p) in enumerate(zip(raw, list(params) + [None] * len(raw)))
+    ]
+    result = relay.evaluate(mod, *args, entry=opts.entry)
+    print(_format_value(result))
+    if opts.output:
+        if not isinstance(result, np.ndarray):
+            raise CliError("--output needs a tensor result")
+        np.save(opts.output, result)
+    return 0
+
+
+_COMMANDS = {"check": _cmd_check, "run": _cmd_run}
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    # Run arguments may follow options (`run FILE --entry f 3 4`): collect leftovers as arguments.
+    opts, leftovers = parser.parse_known_args(argv)
+    if leftovers:
+        if opts.command != "run" or any(t.startswith("--") for t in leftovers):
+            parser.error(f"unrecognized arguments: {' '.join(leftovers)}")
+        opts.args = list(opts.args) + leftovers
+    debug = getattr(opts, "debug", False)
+    try:
+        return _COMMANDS[opts.command](opts)
+    except TranspileError as exc:
+        if debug:
+            traceback.print_exc()
+        print(f"error: {exc}" if exc.span is None else str(exc), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug in transpile itself: say so, keep the trace behind --debug
+        if debug:
+            traceback.print_exc()
+        print(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,89 @@
+"""The Relay language: IR, builder API, text format, type inference, Prelude, interpreter.
+
+Mirrors the names of `tvm.relay` (TVM <= 0.19), which apache-tvm 0.25+ no longer ships.
+"""
+
+from __future__ import annotations
+
+import sys
+import types as _types
+
+from ..errors import ParseError, RelayTypeError, Span, TranspileError
+from . import op as _op_package
+from .attrs import Attrs, MetaRef
+from .expr import (
+    Call,
+    Clause,
+    Constant,
+    Constructor,
+    Expr,
+    Function,
+    GlobalVar,
+    If,
+    Let,
+    Match,
+    Op,
+    Pattern,
+    PatternConstructor,
+    PatternTuple,
+    PatternVar,
+    PatternWildcard,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    TypeData,
+    Var,
+    const,
+    var,
+)
+from .module import IRModule, Module
+from .op.registry import OpPattern, registered_ops
+from .ty import (
+    Any,
+    AnyDim,
+    FuncType,
+    GlobalTypeVar,
+    IncompleteType,
+    RefType,
+    TensorType,
+    TupleType,
+    Type,
+    TypeCall,
+    TypeKind,
+    TypeVar,
+    scalar_type,
+)
+from .analysis import all_vars, bound_vars, free_vars
+from .visitor import ExprMutator, ExprVisitor
+from .structural import assert_structural_equal, structural_equal, structural_hash
+from .printer import astext
+from .parser import fromtext, parse, parse_expr
+from .typing import infer_type, infer_type_expr
+from . import transform
+from .prelude import Prelude
+from .interpreter import evaluate
+
+# Equality helpers under their historical tvm.relay names.
+equal = structural_equal
+alpha_equal = structural_equal
+
+
+def _install_operator_namespaces() -> None:
+    """Expose every registered operator as a builder: relay.add, relay.nn.dense, relay.qnn..."""
+    this = sys.modules[__name__]
+    for opdef in registered_ops():
+        *prefix, short = opdef.name.split(".")
+        target = this
+        for part in prefix:
+            child = getattr(target, part, None)
+            if not isinstance(child, _types.ModuleType):
+                child = _types.ModuleType(f"{target.__name__}.{part}", f"Relay operators {part}.*")
+                setattr(target, part, child)
+                sys.modules[child.__name__] = child
+            target = child
+        setattr(target, short, opdef)
+
+
+_install_operator_namespaces()

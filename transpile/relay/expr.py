@@ -1,0 +1,402 @@
+"""Relay expressions, ADT constructors and patterns: immutable nodes with spans."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from .attrs import Attrs
+from .node import Node
+from .ty import GlobalTypeVar, TensorType, Type, TypeVar
+
+__all__ = [
+    "Expr",
+    "Var",
+    "GlobalVar",
+    "Constant",
+    "Tuple",
+    "TupleGetItem",
+    "Call",
+    "Let",
+    "If",
+    "Function",
+    "Op",
+    "Constructor",
+    "TypeData",
+    "Match",
+    "Clause",
+    "Pattern",
+    "PatternWildcard",
+    "PatternVar",
+    "PatternConstructor",
+    "PatternTuple",
+    "RefCreate",
+    "RefRead",
+    "RefWrite",
+    "const",
+    "var",
+    "to_expr",
+]
+
+
+class Expr(Node):
+    """Base of all expressions. `checked_type` is filled in by type inference."""
+
+    __slots__ = ("checked_type_",)
+
+    @property
+    def checked_type(self) -> Type:
+        ty = getattr(self, "checked_type_", None)
+        if ty is None:
+            raise ValueError("the type of this expression is not inferred yet: run relay.transform.InferType()")
+        return ty
+
+    def _set_checked_type(self, ty: Type) -> None:
+        object.__setattr__(self, "checked_type_", ty)
+
+    # Python operators build calls of the corresponding Relay operators, as in tvm.relay.
+    def __neg__(self):
+        return _op_call("negative", self)
+
+    def __add__(self, other):
+        return _op_call("add", self, other)
+
+    def __radd__(self, other):
+        return _op_call("add", other, self)
+
+    def __sub__(self, other):
+        return _op_call("subtract", self, other)
+
+    def __rsub__(self, other):
+        return _op_call("subtract", other, self)
+
+    def __mul__(self, other):
+        return _op_call("multiply", self, other)
+
+    def __rmul__(self, other):
+        return _op_call("multiply", other, self)
+
+    def __truediv__(self, other):
+        return _op_call("divide", self, other)
+
+    def __rtruediv__(self, other):
+        return _op_call("divide", other, self)
+
+    def __floordiv__(self, other):
+        return _op_call("floor_divide", self, other)
+
+    def __mod__(self, other):
+        return _op_call("floor_mod", self, other)
+
+    def __lt__(self, other):
+        return _op_call("less", self, other)
+
+    def __le__(self, other):
+        return _op_call("less_equal", self, other)
+
+    def __gt__(self, other):
+        return _op_call("greater", self, other)
+
+    def __ge__(self, other):
+        return _op_call("greater_equal", self, other)
+
+    # Identity semantics for == and hashing, as for tvm ObjectRefs; use relay.structural_equal.
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+    def __call__(self, *args):
+        return Call(self, [to_expr(a) for a in args])
+
+    def __getitem__(self, index: int):
+        return TupleGetItem(self, index)
+
+    def astuple(self):
+        """Like tvm's TupleWrapper.astuple: the tuple-typed expression itself."""
+        return self
+
+    def astype(self, dtype: str):
+        return _op_call("cast", self, dtype=dtype)
+
+
+def _op_call(name: str, *args, **attrs):
+    from .op.registry import make_call
+
+    return make_call(name, [to_expr(a) for a in args], attrs)
+
+
+def to_expr(value) -> Expr:
+    """Convert Python numbers, numpy values and tuples into Relay expressions."""
+    if isinstance(value, Expr):
+        return value
+    if isinstance(value, tuple):
+        return Tuple([to_expr(v) for v in value])
+    return const(value)
+
+
+_var_ids = itertools.count()
+
+
+class Var(Expr):
+    """A local variable; identity (not name) distinguishes variables."""
+
+    __slots__ = ("name_hint", "type_annotation", "uid")
+
+    def __init__(self, name_hint: str, type_annotation: Type | None = None, span=None):
+        self._init(name_hint=name_hint, type_annotation=type_annotation, uid=next(_var_ids), span=span)
+
+    @property
+    def vid(self):
+        return self
+
+
+class GlobalVar(Expr):
+    """A reference to a module-level function; equal when the names are equal."""
+
+    __slots__ = ("name_hint",)
+
+    def __init__(self, name_hint: str, type_annot=None, span=None):
+        self._init(name_hint=name_hint, span=span)
+
+    def __eq__(self, other):
+        return isinstance(other, GlobalVar) and self.name_hint == other.name_hint
+
+    def __hash__(self):
+        return hash(("GlobalVar", self.name_hint))
+
+
+class Constant(Expr):
+    """A tensor literal; `data` is a read-only numpy array."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data, span=None):
+        array = np.array(data, copy=True)
+        array.setflags(write=False)
+        self._init(data=array, span=span)
+
+    @property
+    def dtype(self) -> str:
+        return self.data.dtype.name
+
+
+class Tuple(Expr):
+    __slots__ = ("fields",)
+
+    def __init__(self, fields: Iterable[Expr], span=None):
+        self._init(fields=tuple(fields), span=span)
+
+    def __len__(self):
+        return len(self.fields)
+
+    def __getitem__(self, index):
+        return self.fields[index]
+
+    def astuple(self):
+        return self
+
+
+class TupleGetItem(Expr):
+    __slots__ = ("tuple_value", "index")
+
+    def __init__(self, tuple_value: Expr, index: int, span=None):
+        self._init(tuple_value=tuple_value, index=int(index), span=span)
+
+
+class Call(Expr):
+    """Application of an operator, global, constructor or closure to arguments.
+
+    `inferred_type_args_` is filled by type inference for calls of polymorphic globals and
+    constructors: the type arguments of that instantiation, in type-parameter order.
+    """
+
+    __slots__ = ("op", "args", "attrs", "type_args", "inferred_type_args_")
+
+    def __init__(self, op: Expr, args: Sequence[Expr], attrs=None, type_args=None, span=None):
+        if attrs is not None and not isinstance(attrs, Attrs):
+            attrs = Attrs(attrs)
+        self._init(op=op, args=tuple(args), attrs=attrs, type_args=tuple(type_args or ()), span=span)
+
+
+class Let(Expr):
+    __slots__ = ("var", "value", "body")
+
+    def __init__(self, variable: Var, value: Expr, body: Expr, span=None):
+        self._init(var=variable, value=value, body=body, span=span)
+
+
+class If(Expr):
+    __slots__ = ("cond", "true_branch", "false_branch")
+
+    def __init__(self, cond: Expr, true_branch: Expr, false_branch: Expr, span=None):
+        self._init(cond=cond, true_branch=true_branch, false_branch=false_branch, span=span)
+
+
+class Function(Expr):
+    __slots__ = ("params", "body", "ret_type", "type_params", "attrs")
+
+    def __init__(self, params, body, ret_type=None, type_params=None, attrs=None, span=None):
+        if attrs is not None and not isinstance(attrs, Attrs):
+            attrs = Attrs(attrs)
+        self._init(
+            params=tuple(params),
+            body=body,
+            ret_type=ret_type,
+            type_params=tuple(type_params or ()),
+            attrs=attrs,
+            span=span,
+        )
+
+    def with_attr(self, key: str, value) -> "Function":
+        attrs = (self.attrs or Attrs()).with_changes(**{key: value})
+        return Function(self.params, self.body, self.ret_type, self.type_params, attrs, self.span)
+
+
+class Op(Expr):
+    """A primitive operator, interned by name: `Op.get("add") is Op.get("add")`."""
+
+    __slots__ = ("name",)
+    _interned: dict[str, "Op"] = {}
+
+    def __init__(self, name: str, span=None):
+        self._init(name=name, span=span)
+
+    @classmethod
+    def get(cls, name: str) -> "Op":
+        op = cls._interned.get(name)
+        if op is None:
+            op = cls._interned[name] = cls(name)
+        return op
+
+    @property
+    def definition(self):
+        """The registry entry (OpDef) or None for operators outside the registry."""
+        from .op.registry import lookup
+
+        return lookup(self.name)
+
+
+class Constructor(Expr):
+    """An ADT constructor; `tag` is its index within the type definition."""
+
+    __slots__ = ("name_hint", "inputs", "belong_to", "tag")
+
+    def __init__(self, name_hint: str, inputs: Sequence[Type], belong_to: GlobalTypeVar, tag: int = -1, span=None):
+        self._init(name_hint=name_hint, inputs=tuple(inputs), belong_to=belong_to, tag=tag, span=span)
+
+    def __call__(self, *args):
+        return Call(self, [to_expr(a) for a in args])
+
+
+class TypeData(Node):
+    """An ADT definition: `type header[type_vars] { constructors }`."""
+
+    __slots__ = ("header", "type_vars", "constructors")
+
+    def __init__(self, header: GlobalTypeVar, type_vars: Sequence[TypeVar], constructors: Sequence[Constructor], span=None):
+        ctors = []
+        for tag, ctor in enumerate(constructors):
+            if ctor.tag != tag:
+                ctor = Constructor(ctor.name_hint, ctor.inputs, ctor.belong_to, tag, ctor.span)
+            ctors.append(ctor)
+        self._init(header=header, type_vars=tuple(type_vars), constructors=tuple(ctors), span=span)
+
+
+class Pattern(Node):
+    __slots__ = ()
+
+
+class PatternWildcard(Pattern):
+    __slots__ = ()
+
+    def __init__(self, span=None):
+        self._init(span=span)
+
+
+class PatternVar(Pattern):
+    __slots__ = ("var",)
+
+    def __init__(self, variable: Var, span=None):
+        self._init(var=variable, span=span)
+
+
+class PatternConstructor(Pattern):
+    __slots__ = ("constructor", "patterns")
+
+    def __init__(self, constructor: Constructor, patterns: Sequence[Pattern] | None = None, span=None):
+        self._init(constructor=constructor, patterns=tuple(patterns or ()), span=span)
+
+
+class PatternTuple(Pattern):
+    __slots__ = ("patterns",)
+
+    def __init__(self, patterns: Sequence[Pattern] | None = None, span=None):
+        self._init(patterns=tuple(patterns or ()), span=span)
+
+
+class Clause(Node):
+    __slots__ = ("lhs", "rhs")
+
+    def __init__(self, lhs: Pattern, rhs: Expr, span=None):
+        self._init(lhs=lhs, rhs=rhs, span=span)
+
+
+class Match(Expr):
+    """`match` (complete=True) or `match?` (complete=False)."""
+
+    __slots__ = ("data", "clauses", "complete")
+
+    def __init__(self, data: Expr, clauses: Sequence[Clause], complete: bool = True, span=None):
+        self._init(data=data, clauses=tuple(clauses), complete=bool(complete), span=span)
+
+
+class RefCreate(Expr):
+    __slots__ = ("value",)
+
+    def __init__(self, value: Expr, span=None):
+        self._init(value=value, span=span)
+
+
+class RefRead(Expr):
+    __slots__ = ("ref",)
+
+    def __init__(self, ref: Expr, span=None):
+        self._init(ref=ref, span=span)
+
+
+class RefWrite(Expr):
+    __slots__ = ("ref", "value")
+
+    def __init__(self, ref: Expr, value: Expr, span=None):
+        self._init(ref=ref, value=value, span=span)
+
+
+def const(value, dtype: str | None = None, span=None) -> Constant:
+    """Like tvm.relay.const: Python floats default to float32 and ints to int32."""
+    if isinstance(value, Constant):
+        return value
+    if dtype is None:
+        if isinstance(value, bool) or (isinstance(value, np.ndarray) and value.dtype == np.bool_):
+            dtype = "bool"
+        elif isinstance(value, (np.ndarray, np.generic)):
+            dtype = value.dtype.name
+            if dtype == "float64" and not isinstance(value, np.ndarray):
+                dtype = "float32"
+        elif isinstance(value, float):
+            dtype = "float32"
+        elif isinstance(value, int):
+            dtype = "int32"
+        else:
+            arr = np.asarray(value)
+            dtype = {"float64": "float32", "int64": "int32"}.get(arr.dtype.name, arr.dtype.name)
+    return Constant(np.asarray(value, dtype=dtype), span=span)
+
+
+def var(name_hint: str, type_annotation=None, shape=None, dtype: str = "float32", span=None) -> Var:
+    """Like tvm.relay.var: `var("x", shape=(2, 3))` or `var("x", TensorType(...))` or a dtype string."""
+    if isinstance(type_annotation, str):
+        type_annotation = TensorType((), type_annotation)
+    if type_annotation is None and shape is not None:
+        type_annotation = TensorType(shape, dtype)
+    return Var(name_hint, type_annotation, span=span)

@@ -1,0 +1,166 @@
+"""IRModule: global functions, ADT definitions and their constructors, looked up by name."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..errors import RelayTypeError, TranspileError
+from .expr import Constructor, Expr, Function, GlobalVar, TypeData
+from .ty import GlobalTypeVar
+
+__all__ = ["IRModule", "Module"]
+
+
+class IRModule:
+    """A Relay module. Functions and type definitions are kept in insertion order.
+
+    Unlike the immutable expression nodes, a module is a mutable container (as in TVM):
+    `mod["f"] = func`, `mod.add_type_data(...)`. Passes return new modules.
+    """
+
+    def __init__(self, functions=None, type_definitions=None):
+        self.functions: dict[GlobalVar, Function] = {}
+        self.type_definitions: dict[GlobalTypeVar, TypeData] = {}
+        self._constructors: dict[str, Constructor] = {}
+        self.extern_types: dict[str, GlobalTypeVar] = {}
+        self.attrs: dict = {}
+        for gtv, data in (type_definitions or {}).items():
+            self.add_type_data(gtv if isinstance(gtv, GlobalTypeVar) else GlobalTypeVar(gtv), data)
+        for gv, func in (functions or {}).items():
+            self[gv] = func
+
+    # ----- functions -------------------------------------------------------------------------
+    def __setitem__(self, key, func: Function) -> None:
+        self.add(key, func, update=True)
+
+    def add(self, key, func: Function, update: bool = False) -> GlobalVar:
+        gv = key if isinstance(key, GlobalVar) else GlobalVar(str(key))
+        if not isinstance(func, Function):
+            raise TranspileError(f"module entry @{gv.name_hint} must be a relay.Function, got {type(func).__name__}")
+        if not update and gv in self.functions:
+            raise TranspileError(f"duplicate global function @{gv.name_hint}", func.span)
+        self.functions[gv] = func
+        return gv
+
+    def __getitem__(self, key) -> Function | TypeData:
+        if isinstance(key, GlobalTypeVar):
+            return self.type_definitions[key]
+        gv = key if isinstance(key, GlobalVar) else GlobalVar(str(key))
+        try:
+            return self.functions[gv]
+        except KeyError:
+            raise KeyError(f"no global function @{gv.name_hint} in the module") from None
+
+    def __contains__(self, key) -> bool:
+        if isinstance(key, GlobalTypeVar):
+            return key in self.type_definitions
+        gv = key if isinstance(key, GlobalVar) else GlobalVar(str(key))
+        return gv in self.functions
+
+    def __iter__(self) -> Iterator[tuple[GlobalVar, Function]]:
+        return iter(list(self.functions.items()))
+
+    def get_global_var(self, name: str) -> GlobalVar:
+        for gv in self.functions:
+            if gv.name_hint == name:
+                return gv
+        raise KeyError(f"no global function @{name} in the module")
+
+    def get_global_vars(self) -> list[GlobalVar]:
+        return list(self.functions)
+
+    # ----- type definitions ------------------------------------------------------------------
+    def add_type_data(self, gtv: GlobalTypeVar, data: TypeData, update: bool = False) -> None:
+        if not update and gtv in self.type_definitions:
+            raise TranspileError(f"duplicate definition of type {gtv.name_hint}", data.span)
+        for ctor in data.constructors:
+            other = self._constructors.get(ctor.name_hint)
+            if other is not None and other.belong_to != gtv:
+                raise TranspileError(
+                    f"constructor {ctor.name_hint} is already defined by type {other.belong_to.name_hint}", ctor.span
+                )
+        if update and gtv in self.type_definitions:
+            for ctor in self.type_definitions[gtv].constructors:
+                self._constructors.pop(ctor.name_hint, None)
+        self.type_definitions[gtv] = data
+        for ctor in data.constructors:
+            self._constructors[ctor.name_hint] = ctor
+
+    def get_global_type_var(self, name: str) -> GlobalTypeVar:
+        for gtv in self.type_definitions:
+            if gtv.name_hint == name:
+                return gtv
+        if name in self.extern_types:
+            return self.extern_types[name]
+        raise KeyError(f"no type definition {name} in the module")
+
+    def get_global_type_vars(self) -> list[GlobalTypeVar]:
+        return list(self.type_definitions)
+
+    def get_type(self, name: str):
+        """Like tvm's IRModule.get_type: (GlobalTypeVar, *constructors)."""
+        gtv = self.get_global_type_var(name)
+        return (gtv, *self.type_definitions[gtv].constructors)
+
+    def get_constructor(self, name: str) -> Constructor:
+        try:
+            return self._constructors[name]
+        except KeyError:
+            raise KeyError(f"no constructor {name} in the module") from None
+
+    def has_constructor(self, name: str) -> bool:
+        return name in self._constructors
+
+    def constructors(self) -> list[Constructor]:
+        return list(self._constructors.values())
+
+    def add_extern_type(self, name: str) -> GlobalTypeVar:
+        gtv = self.extern_types.get(name) or GlobalTypeVar(name)
+        self.extern_types[name] = gtv
+        return gtv
+
+    # ----- whole-module helpers --------------------------------------------------------------
+    def copy(self) -> "IRModule":
+        new = IRModule()
+        new.type_definitions = dict(self.type_definitions)
+        new._constructors = dict(self._constructors)
+        new.extern_types = dict(self.extern_types)
+        new.functions = dict(self.functions)
+        new.attrs = dict(self.attrs)
+        return new
+
+    def update(self, other: "IRModule") -> None:
+        for gtv, data in other.type_definitions.items():
+            self.add_type_data(gtv, data, update=True)
+        self.extern_types.update(other.extern_types)
+        for gv, func in other.functions.items():
+            self.functions[gv] = func
+
+    @staticmethod
+    def from_expr(expr: Expr, functions=None, type_defs=None) -> "IRModule":
+        """Wrap an expression as @main (a Function stays as it is), like tvm.IRModule.from_expr."""
+        mod = IRModule(functions, type_defs)
+        if not isinstance(expr, Function):
+            from .analysis import free_vars
+
+            expr = Function(free_vars(expr), expr)
+        mod["main"] = expr
+        return mod
+
+    def astext(self, show_meta_data: bool = True) -> str:
+        from .printer import astext
+
+        return astext(self, show_meta_data=show_meta_data)
+
+    def __str__(self) -> str:
+        return self.astext()
+
+    __repr__ = __str__
+
+    def check_entry(self, entry: str) -> Function:
+        if entry not in self:
+            raise RelayTypeError(f"the module has no function @{entry}")
+        return self[entry]
+
+
+Module = IRModule

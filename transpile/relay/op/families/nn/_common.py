@@ -1,0 +1,254 @@
+"""Shared pieces of the nn operators: attribute converters, layouts, padding, dtypes, builders."""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ....attrs import MetaRef
+from ....ty import AnyDim, TensorType, normalize_dtype
+from ...common import dim_eq
+from ...registry import OpDef, RelationError, make_call
+
+# ---------------------------------------------------------------------------------------------
+# attribute converters (applied by normalize_attrs to parsed text and builder values alike)
+
+
+def _scalar(value):
+    # Parsed attribute literals may arrive as numpy scalars or 0-d Constants.
+    data = getattr(value, "data", None)
+    if isinstance(data, np.ndarray):
+        return data.item()
+    if hasattr(value, "item") and not isinstance(value, (list, tuple)):
+        return value.item()
+    return value
+
+
+def _keep_meta(convert):
+    # `meta[Kind][i]` references stand for objects we do not model: leave them untouched.
+    def wrapper(value):
+        if isinstance(value, MetaRef):
+            return value
+        try:
+            return convert(value)
+        except (TypeError, ValueError, AttributeError) as error:
+            raise ValueError(f"cannot read {value!r} as {convert.__name__[3:]}: {error}") from None
+
+    wrapper.__name__ = convert.__name__
+    wrapper.__doc__ = convert.__doc__
+    return wrapper
+
+
+@_keep_meta
+def to_int(value) -> int:
+    return int(_scalar(value))
+
+
+@_keep_meta
+def to_float(value) -> float:
+    return float(_scalar(value))
+
+
+@_keep_meta
+def to_bool(value) -> bool:
+    value = _scalar(value)
+    if isinstance(value, str):
+        return value.lower() in ("1", "true")
+    return bool(value)
+
+
+@_keep_meta
+def to_str(value) -> str:
+    return str(value)
+
+
+@_keep_meta
+def to_dtype(value) -> str:
+    value = str(value)
+    return normalize_dtype(value) if value else ""
+
+
+@_keep_meta
+def to_ints(value) -> tuple:
+    """An int or a sequence of ints as a tuple; `None` entries are kept (adaptive pools)."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return tuple(None if v is None else to_int(v) for v in value)
+    return (to_int(value),)
+
+
+@_keep_meta
+def to_int_pairs(value) -> tuple:
+    return tuple(to_ints(pair) for pair in value)
+
+
+def is_any(dim) -> bool:
+    return isinstance(dim, AnyDim)
+
+
+# ---------------------------------------------------------------------------------------------
+# builders that mirror tvm.relay.nn's Python signatures (positional order and Python defaults
+# differ from the C++ attribute schema for a few operators, e.g. batch_matmul's transpose_b)
+
+
+class NNOpDef(OpDef):
+    """An OpDef whose builder follows the tvm.relay.nn Python function, not the attribute order.
+
+    extras["builder_params"]: attribute names in the Python positional order;
+    extras["builder_defaults"]: Python-side defaults that differ from the C++ ones;
+    extras["builder_normalize"]: fn(dict) -> dict applied to the given attributes (e.g. padding
+    widened to 4 values by get_pad_tuple2d, as TVM's Python builder did);
+    extras["builder_post"]: fn(call) -> expr (dropout returns the first tuple field).
+    """
+
+    def __call__(self, *args, **kwargs):
+        from ....expr import to_expr
+
+        n = self.num_inputs
+        if len(args) < n:
+            raise TypeError(f"{self.name} takes {n} input(s), got {len(args)}")
+        inputs = [to_expr(x) for x in args[:n]]
+        params = self.extras.get("builder_params", self.attr_names)
+        extra = args[n:]
+        if len(extra) > len(params):
+            raise TypeError(f"{self.name} got {len(extra)} positional attributes, expects at most {len(params)}")
+        given = dict(self.extras.get("builder_defaults", {}))
+        for name, value in zip(params, extra):
+            if name in kwargs:
+                raise TypeError(f"{self.name} got attribute {name!r} twice")
+            given[name] = value
+        given.update(kwargs)
+        normalize = self.extras.get("builder_normalize")
+        if normalize is not None:
+            given = normalize(dict(given))
+        call = make_call(self.name, inputs, given)
+        post = self.extras.get("builder_post")
+        return post(call) if post is not None else call
+
+
+def pad_tuple2d(padding) -> tuple:
+    """TVM's get_pad_tuple2d: 1 -> 4, 2 -> (top, left, top, left), 4 kept."""
+    values = to_ints(padding)
+    if len(values) == 1:
+        return values * 4
+    if len(values) == 2:
+        return values + values
+    return values
+
+
+def widen_pair(value):
+    values = to_ints(value)
+    return values * 2 if len(values) == 1 else values
+
+
+def normalizer(pairs: Sequence[str] = (), pad4: Sequence[str] = ()) -> Callable[[dict], dict]:
+    def normalize(given: dict) -> dict:
+        for name in pairs:
+            if given.get(name) is not None:
+                given[name] = widen_pair(given[name])
+        for name in pad4:
+            if given.get(name) is not None:
+                given[name] = pad_tuple2d(given[name])
+        return given
+
+    return normalize
+
+
+# ---------------------------------------------------------------------------------------------
+# type relation helpers
+
+
+def layout_positions(layout: str, primal: str, op_name: str, what: str) -> dict:
+    """Position of each axis of `primal` (e.g. 'NCHW') in `layout`, which must be a permutation."""
+    if sorted(layout) != sorted(primal):
+        raise RelationError(f"{op_name}: {what} {layout!r} is not supported; expected a permutation of {primal!r}")
+    return {axis: layout.index(axis) for axis in primal}
+
+
+def layout_axes(layout: str, op_name: str, what: str) -> list[str]:
+    """Split a layout like 'NCHW16c' into axes ['N', 'C', 'H', 'W', '16c']."""
+    axes, digits = [], ""
+    for char in layout:
+        if char.isdigit():
+            digits += char
+        elif char.isalpha():
+            if digits and not char.islower():
+                raise RelationError(f"{op_name}: invalid {what} {layout!r}")
+            axes.append(digits + char)
+            digits = ""
+        else:
+            raise RelationError(f"{op_name}: invalid {what} {layout!r}")
+    primal = [a for a in axes if a.isupper()]
+    if digits or not axes or len(set(primal)) != len(primal):
+        raise RelationError(f"{op_name}: invalid {what} {layout!r}")
+    return axes
+
+
+def spatial_pair(value, op_name: str, name: str, count: int = 2, minimum: int | None = None) -> tuple:
+    values = tuple(value)
+    if len(values) == 1:
+        values = values * count
+    if len(values) != count:
+        raise RelationError(f"{op_name}: {name} must have 1 or {count} values, got {list(value)}")
+    if minimum is not None and any(v is None or v < minimum for v in values):
+        raise RelationError(f"{op_name}: {name} must be >= {minimum}, got {list(value)}")
+    return values
+
+
+def padding_2d(padding, op_name: str) -> tuple:
+    """(top, left, bottom, right) from TVM's 1-, 2- or 4-value padding."""
+    values = tuple(padding)
+    if len(values) == 1:
+        return values * 4
+    if len(values) == 2:
+        return values + values
+    if len(values) == 4:
+        return values
+    raise RelationError(f"{op_name}: padding must have 1, 2 or 4 values, got {list(values)}")
+
+
+def padding_1d(padding, op_name: str) -> tuple:
+    values = tuple(padding)
+    if len(values) == 1:
+        return values * 2
+    if len(values) == 2:
+        return values
+    raise RelationError(f"{op_name}: padding must have 1 or 2 values, got {list(values)}")
+
+
+def shape_text(shape) -> str:
+    return "(" + ", ".join(str(d) for d in shape) + ")"
+
+
+def type_matches(found: TensorType, expected: TensorType) -> bool:
+    """Same dtype and rank, dims equal up to Any."""
+    return (
+        found.dtype == expected.dtype
+        and found.ndim == expected.ndim
+        and all(dim_eq(a, b) for a, b in zip(found.shape, expected.shape))
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# numpy helpers
+
+
+def compute_dtype(dtype) -> np.dtype:
+    """Accumulation dtype: float16 sums in float32, integers in int64 (wrapped back on cast)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return np.dtype(np.float32) if dtype.itemsize < 4 else dtype
+    if dtype.kind in "iub":
+        return np.dtype(np.int64)
+    return dtype
+
+
+def lowest_value(dtype) -> float | int:
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return -np.inf
+    if dtype.kind == "b":
+        return False
+    return np.iinfo(dtype).min

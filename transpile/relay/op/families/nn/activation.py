@@ -1,0 +1,127 @@
+"""Activations: nn.relu, nn.leaky_relu, nn.prelu, nn.softmax, nn.log_softmax."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....ty import TensorType
+from ...common import expect_tensor, fmt_type, normalize_axis
+from ...registry import AttrField, OpPattern, RelationError, register
+from ._common import NNOpDef, to_float, to_int, type_matches
+
+
+def _identity_rel(op_name):
+    def rel(arg_types, attrs):
+        return expect_tensor(arg_types[0], op_name, "data")
+
+    return rel
+
+
+def _softmax_rel(op_name):
+    def rel(arg_types, attrs):
+        data = expect_tensor(arg_types[0], op_name, "data")
+        normalize_axis(attrs.axis, data.ndim, op_name)
+        return data
+
+    return rel
+
+
+def _prelu_rel(arg_types, attrs):
+    data = expect_tensor(arg_types[0], "nn.prelu", "data")
+    alpha = expect_tensor(arg_types[1], "nn.prelu", "alpha")
+    axis = normalize_axis(attrs.axis, data.ndim, "nn.prelu")
+    expected = TensorType((data.shape[axis],), data.dtype)
+    if not type_matches(alpha, expected):
+        raise RelationError(
+            f"nn.prelu: alpha must be {fmt_type(expected)} (the size of axis {attrs.axis} of data "
+            f"{fmt_type(data)}), got {fmt_type(alpha)}"
+        )
+    return data
+
+
+def _relu_impl(args, attrs, out_type):
+    x = args[0]
+    return np.maximum(x, np.zeros((), dtype=x.dtype))
+
+
+def _leaky_relu_impl(args, attrs, out_type):
+    x = args[0]
+    return np.where(x > 0, x, x * np.asarray(attrs.alpha, dtype=x.dtype)).astype(x.dtype)
+
+
+def _prelu_impl(args, attrs, out_type):
+    x, alpha = args
+    axis = attrs.axis % x.ndim
+    shape = [1] * x.ndim
+    shape[axis] = x.shape[axis]
+    return np.where(x > 0, x, x * alpha.reshape(shape)).astype(x.dtype)
+
+
+def _softmax_impl(args, attrs, out_type):
+    x = args[0]
+    shifted = x - np.max(x, axis=attrs.axis, keepdims=True)
+    exp = np.exp(shifted)
+    return (exp / np.sum(exp, axis=attrs.axis, keepdims=True)).astype(x.dtype)
+
+
+def _log_softmax_impl(args, attrs, out_type):
+    x = args[0]
+    shifted = x - np.max(x, axis=attrs.axis, keepdims=True)
+    return (shifted - np.log(np.sum(np.exp(shifted), axis=attrs.axis, keepdims=True))).astype(x.dtype)
+
+
+register(
+    NNOpDef(
+        "nn.relu",
+        1,
+        _identity_rel("nn.relu"),
+        OpPattern.ELEMWISE,
+        _relu_impl,
+        description="Rectified linear unit, max(x, 0).",
+    )
+)
+register(
+    NNOpDef(
+        "nn.leaky_relu",
+        1,
+        _identity_rel("nn.leaky_relu"),
+        OpPattern.ELEMWISE,
+        _leaky_relu_impl,
+        attrs=(AttrField("alpha", 0.25, to_float, "slope for x < 0"),),
+        extras={"builder_defaults": {"alpha": 0.01}},
+        description="x if x > 0 else alpha * x.",
+    )
+)
+register(
+    NNOpDef(
+        "nn.prelu",
+        2,
+        _prelu_rel,
+        OpPattern.BROADCAST,
+        _prelu_impl,
+        attrs=(AttrField("axis", 1, to_int, "the channel axis alpha runs along"),),
+        description="Parametric ReLU: x if x > 0 else alpha[c] * x, per channel.",
+    )
+)
+register(
+    NNOpDef(
+        "nn.softmax",
+        1,
+        _softmax_rel("nn.softmax"),
+        OpPattern.OPAQUE,
+        _softmax_impl,
+        attrs=(AttrField("axis", -1, to_int),),
+        description="exp(x) / sum(exp(x)) along axis.",
+    )
+)
+register(
+    NNOpDef(
+        "nn.log_softmax",
+        1,
+        _softmax_rel("nn.log_softmax"),
+        OpPattern.OPAQUE,
+        _log_softmax_impl,
+        attrs=(AttrField("axis", -1, to_int),),
+        description="log(softmax(x)) along axis, computed stably.",
+    )
+)

@@ -1,0 +1,206 @@
+"""Linear algebra: nn.dense, nn.matmul, nn.batch_matmul, nn.bias_add, nn.batch_flatten."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....ty import AnyDim, TensorType
+from ...common import dim_eq, expect_tensor, fmt_type
+from ...registry import AttrField, OpPattern, RelationError, register
+from ._common import NNOpDef, compute_dtype, is_any, to_bool, to_dtype, to_int, type_matches
+
+_UNITS_DOC = "number of output units; None means inferred from the weight"
+
+
+def _matmul_rel_for(op_name: str, fixed_transpose: tuple | None):
+    """TVM's MatmulRel: dense is matmul with transpose_a=False, transpose_b=True."""
+
+    def rel(arg_types, attrs):
+        a = expect_tensor(arg_types[0], op_name, "input")
+        b = expect_tensor(arg_types[1], op_name, "weight")
+        transpose_a, transpose_b = fixed_transpose or (attrs.transpose_a, attrs.transpose_b)
+        if a.ndim == 0 or (transpose_a and a.ndim < 2):
+            raise RelationError(f"{op_name}: input must have rank >= {2 if transpose_a else 1}, got {fmt_type(a)}")
+        out_shape = list(a.shape)
+        reduce = a.shape[-1]
+        if transpose_a:
+            reduce = a.shape[-2]
+            out_shape[-2] = a.shape[-1]
+        if attrs.units is not None:
+            units = attrs.units
+            expected = (units, reduce) if transpose_b else (reduce, units)
+            if b.ndim != 2 or not all(dim_eq(x, y) for x, y in zip(b.shape, expected)):
+                raise RelationError(
+                    f"{op_name}: weight {fmt_type(b)} does not match units={units} for input {fmt_type(a)}; "
+                    f"expected shape ({expected[0]}, {expected[1]})"
+                )
+            out_shape[-1] = units
+        else:
+            if b.ndim != 2:
+                raise RelationError(f"{op_name}: weight must have rank 2, got {fmt_type(b)}")
+            b_reduce, b_units = (b.shape[1], b.shape[0]) if transpose_b else (b.shape[0], b.shape[1])
+            if not dim_eq(reduce, b_reduce):
+                raise RelationError(
+                    f"{op_name}: input {fmt_type(a)} and weight {fmt_type(b)} disagree on the reduction "
+                    f"dimension ({reduce} vs {b_reduce})"
+                )
+            out_shape[-1] = b_units
+        return TensorType(out_shape, attrs.out_dtype or a.dtype)
+
+    return rel
+
+
+def _batch_matmul_rel(arg_types, attrs):
+    x = expect_tensor(arg_types[0], "nn.batch_matmul", "first argument")
+    y = expect_tensor(arg_types[1], "nn.batch_matmul", "second argument")
+    if x.ndim != 3 or y.ndim != 3:
+        raise RelationError(f"nn.batch_matmul: both arguments must have rank 3, got {fmt_type(x)} and {fmt_type(y)}")
+    xb, xi, xk = x.shape[0], *((x.shape[2], x.shape[1]) if attrs.transpose_a else (x.shape[1], x.shape[2]))
+    yb, yk, yj = y.shape[0], *((y.shape[2], y.shape[1]) if attrs.transpose_b else (y.shape[1], y.shape[2]))
+    if not (dim_eq(xb, yb) or xb == 1 or yb == 1):
+        raise RelationError(
+            f"nn.batch_matmul: batch dimensions of {fmt_type(x)} and {fmt_type(y)} do not match ({xb} vs {yb})"
+        )
+    if not dim_eq(xk, yk):
+        raise RelationError(
+            f"nn.batch_matmul: {fmt_type(x)} and {fmt_type(y)} disagree on the reduction dimension ({xk} vs {yk}); "
+            f"transpose_a={attrs.transpose_a}, transpose_b={attrs.transpose_b}"
+        )
+    if is_any(xb) or is_any(yb):
+        batch = AnyDim()
+    else:
+        batch = max(xb, yb)
+    return TensorType((batch, xi, yj), attrs.out_dtype or x.dtype)
+
+
+def _bias_add_rel(arg_types, attrs):
+    data = expect_tensor(arg_types[0], "nn.bias_add", "data")
+    bias = expect_tensor(arg_types[1], "nn.bias_add", "bias")
+    axis = attrs.axis + data.ndim if attrs.axis < 0 else attrs.axis
+    if not 0 <= axis < data.ndim:
+        raise RelationError(f"nn.bias_add: axis {attrs.axis} is out of range for data {fmt_type(data)}")
+    expected = TensorType((data.shape[axis],), data.dtype)
+    if not type_matches(bias, expected):
+        raise RelationError(
+            f"nn.bias_add: bias must be {fmt_type(expected)} to match axis {attrs.axis} of data "
+            f"{fmt_type(data)}, got {fmt_type(bias)}"
+        )
+    return data
+
+
+def _batch_flatten_rel(arg_types, attrs):
+    data = expect_tensor(arg_types[0], "nn.batch_flatten", "data")
+    if data.ndim == 0:
+        raise RelationError(f"nn.batch_flatten: data must have rank >= 1, got {fmt_type(data)}")
+    size = 1
+    for dim in data.shape[1:]:
+        if is_any(dim):
+            size = AnyDim()
+            break
+        size *= dim
+    return TensorType((data.shape[0], size), data.dtype)
+
+
+def _matmul_np(a, b, transpose_a, transpose_b, out_dtype):
+    acc = compute_dtype(out_dtype)
+    a = a.astype(acc, copy=False)
+    b = b.astype(acc, copy=False)
+    if transpose_a:
+        a = np.swapaxes(a, -1, -2)
+    if transpose_b:
+        b = np.swapaxes(b, -1, -2)
+    return np.matmul(a, b).astype(out_dtype)
+
+
+def _dense_impl(args, attrs, out_type):
+    return _matmul_np(args[0], args[1], False, True, out_type.dtype)
+
+
+def _matmul_impl(args, attrs, out_type):
+    return _matmul_np(args[0], args[1], attrs.transpose_a, attrs.transpose_b, out_type.dtype)
+
+
+def _bias_add_impl(args, attrs, out_type):
+    data, bias = args
+    shape = [1] * data.ndim
+    shape[attrs.axis % data.ndim] = bias.shape[0]
+    return (data + bias.reshape(shape)).astype(data.dtype)
+
+
+def _batch_flatten_impl(args, attrs, out_type):
+    data = args[0]
+    return data.reshape(data.shape[0], -1)
+
+
+register(
+    NNOpDef(
+        "nn.dense",
+        2,
+        _matmul_rel_for("nn.dense", (False, True)),
+        OpPattern.OUT_ELEMWISE_FUSABLE,
+        _dense_impl,
+        attrs=(
+            # No C++ default: TVM's printer always printed it (`units=None`).
+            AttrField("units", doc=_UNITS_DOC, convert=to_int),
+            AttrField("out_dtype", "", to_dtype, "output dtype; empty means the input dtype"),
+        ),
+        extras={"builder_defaults": {"units": None}},
+        description="data @ weight.T with weight of shape (units, k).",
+    )
+)
+register(
+    NNOpDef(
+        "nn.matmul",
+        2,
+        _matmul_rel_for("nn.matmul", None),
+        OpPattern.OUT_ELEMWISE_FUSABLE,
+        _matmul_impl,
+        attrs=(
+            AttrField("units", doc=_UNITS_DOC, convert=to_int),
+            AttrField("out_dtype", "", to_dtype),
+            AttrField("transpose_a", False, to_bool),
+            AttrField("transpose_b", False, to_bool),
+        ),
+        extras={"builder_defaults": {"units": None}},
+        description="a @ b with optional transposes; b has rank 2.",
+    )
+)
+register(
+    NNOpDef(
+        "nn.batch_matmul",
+        2,
+        _batch_matmul_rel,
+        OpPattern.OUT_ELEMWISE_FUSABLE,
+        _matmul_impl,
+        attrs=(
+            AttrField("out_dtype", "", to_dtype),
+            AttrField("transpose_a", False, to_bool),
+            AttrField("transpose_b", False, to_bool),
+        ),
+        # relay.nn.batch_matmul defaulted to transpose_b=True while the C++ attribute defaults to
+        # False; that is why TVM's printer shows `transpose_b=True` on every builder-made call.
+        extras={"builder_defaults": {"transpose_b": True}},
+        description="Batched x @ y over rank-3 tensors (batch dimension 1 broadcasts).",
+    )
+)
+register(
+    NNOpDef(
+        "nn.bias_add",
+        2,
+        _bias_add_rel,
+        OpPattern.BROADCAST,
+        _bias_add_impl,
+        attrs=(AttrField("axis", 1, to_int, "the axis of data the 1-D bias runs along"),),
+        description="data + bias broadcast along axis.",
+    )
+)
+register(
+    NNOpDef(
+        "nn.batch_flatten",
+        1,
+        _batch_flatten_rel,
+        OpPattern.INJECTIVE,
+        _batch_flatten_impl,
+        description="Reshape to (batch, product of the other dimensions).",
+    )
+)

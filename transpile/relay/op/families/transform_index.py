@@ -1,0 +1,489 @@
+"""Indexing and joining operators: concatenate, stack, split, take, strided_slice, gather, tile, repeat..."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...ty import AnyDim, TensorType, TupleType
+from ..common import expect_tuple_of_tensors, fmt_type
+from ..registry import AttrField, OpDef, OpPattern, RelationError, REQUIRED, make_call, register
+from .support import (
+    PyOrderOpDef,
+    as_out,
+    constant_data,
+    is_any,
+    is_integral,
+    tensor_args,
+    to_int,
+    to_int_list,
+    to_optional_int_list,
+)
+
+__all__ = ["strided_slice_plan"]
+
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+def _axis_in(axis, ndim, op_name, what):
+    if not -ndim <= axis < ndim:
+        raise RelationError(f"{op_name}: axis {axis} is out of range for {what}")
+    return axis + ndim if axis < 0 else axis
+
+
+# ---------------------------------------------------------------- concatenate, stack
+
+
+def _tuple_arg(arg_types, op_name):
+    if len(arg_types) != 1:
+        raise RelationError(f"{op_name}: expected 1 argument (a tuple of tensors), got {len(arg_types)}")
+    fields = expect_tuple_of_tensors(arg_types[0], op_name)
+    if not fields:
+        raise RelationError(f"{op_name}: expects a non-empty tuple of tensors")
+    first = fields[0]
+    for f in fields[1:]:
+        if f.ndim != first.ndim:
+            raise RelationError(
+                f"{op_name}: all tensors must have the same rank, got {fmt_type(first)} and {fmt_type(f)}"
+            )
+        if f.dtype != first.dtype:
+            raise RelationError(
+                f"{op_name}: all tensors must have the same dtype, got {fmt_type(first)} and {fmt_type(f)}"
+            )
+    return fields
+
+
+def _concatenate_rel(arg_types, attrs):
+    fields = _tuple_arg(arg_types, "concatenate")
+    first, ndim = fields[0], fields[0].ndim
+    if not -ndim <= attrs.axis < ndim:
+        raise RelationError(f"concatenate: axis {attrs.axis} is out of range [-{ndim}, {ndim}) for {fmt_type(first)}")
+    axis = attrs.axis + ndim if attrs.axis < 0 else attrs.axis
+    concat = AnyDim() if any(is_any(f.shape[axis]) for f in fields) else sum(f.shape[axis] for f in fields)
+    oshape = []
+    for i in range(ndim):
+        if i == axis:
+            oshape.append(concat)
+            continue
+        known = [f.shape[i] for f in fields if not is_any(f.shape[i])]
+        if any(k != known[0] for k in known):
+            listed = ", ".join(fmt_type(f) for f in fields)
+            raise RelationError(f"concatenate: tensors must agree on every axis but {axis}, got {listed}")
+        # Like TVM: a partially known axis stays known only when the concatenated axis is unknown.
+        if len(known) == len(fields) or (known and is_any(concat)):
+            oshape.append(known[0])
+        else:
+            oshape.append(AnyDim())
+    return TensorType(oshape, first.dtype)
+
+
+def _concatenate_impl(args, attrs, out_type):
+    return as_out(np.concatenate([np.asarray(a) for a in args[0]], axis=attrs.axis), out_type)
+
+
+def _stack_rel(arg_types, attrs):
+    fields = _tuple_arg(arg_types, "stack")
+    first, ndim = fields[0], fields[0].ndim
+    if not -(ndim + 1) <= attrs.axis < ndim + 1:
+        raise RelationError(
+            f"stack: axis {attrs.axis} is out of range [{-(ndim + 1)}, {ndim + 1}) for {fmt_type(first)}"
+        )
+    axis = attrs.axis + ndim + 1 if attrs.axis < 0 else attrs.axis
+    for f in fields[1:]:
+        for a, b in zip(first.shape, f.shape):
+            if not (is_any(a) or is_any(b) or a == b):
+                raise RelationError(
+                    f"stack: all tensors must have the same shape, got {fmt_type(first)} and {fmt_type(f)}"
+                )
+    shape = list(first.shape)
+    shape.insert(axis, len(fields))
+    return TensorType(shape, first.dtype)
+
+
+def _stack_impl(args, attrs, out_type):
+    return as_out(np.stack([np.asarray(a) for a in args[0]], axis=attrs.axis), out_type)
+
+
+# ---------------------------------------------------------------- split
+
+
+def _indices_or_sections(value):
+    data = constant_data(value)
+    if isinstance(data, (np.ndarray, np.generic)):
+        data = data.tolist()
+    if isinstance(data, (list, tuple)):
+        return tuple(to_int(v) for v in data)
+    return to_int(data)
+
+
+def _split_sizes(dim, spec, data, axis):
+    """The size of every piece along `axis` (None for an unknown size)."""
+    if isinstance(spec, int):
+        if spec <= 0:
+            raise RelationError(f"split: the number of sections must be positive, got {spec}")
+        if is_any(dim):
+            return [None] * spec
+        if dim % spec:
+            raise RelationError(
+                f"split: {spec} sections do not divide axis {axis} of {fmt_type(data)} (dimension {dim})"
+            )
+        return [dim // spec] * spec
+    sizes, begin = [], 0
+    for index in spec:
+        if index <= begin:
+            raise RelationError(f"split: indices {list(spec)} must be positive and strictly ascending")
+        sizes.append(index - begin)
+        begin = index
+    if not is_any(dim) and begin >= dim:
+        raise RelationError(
+            f"split: index {begin} is past the end of axis {axis} of {fmt_type(data)} (dimension {dim})"
+        )
+    sizes.append(None if is_any(dim) else dim - begin)
+    return sizes
+
+
+def _split_rel(arg_types, attrs):
+    (data,) = tensor_args(arg_types, 1, "split", ["data"])
+    if data.ndim == 0:
+        raise RelationError(f"split: cannot split a scalar {fmt_type(data)}")
+    axis = _axis_in(attrs.axis, data.ndim, "split", fmt_type(data))
+    fields = []
+    for size in _split_sizes(data.shape[axis], attrs.indices_or_sections, data, axis):
+        shape = list(data.shape)
+        shape[axis] = AnyDim() if size is None else size
+        fields.append(TensorType(shape, data.dtype))
+    return TupleType(fields)
+
+
+def _split_impl(args, attrs, out_type):
+    x = np.asarray(args[0])
+    spec = attrs.indices_or_sections
+    pieces = np.split(x, spec if isinstance(spec, int) else list(spec), axis=attrs.axis)
+    return tuple(as_out(p, t) for p, t in zip(pieces, out_type.fields))
+
+
+# ---------------------------------------------------------------- take, gather
+
+
+def _take_rel(arg_types, attrs):
+    data, indices = tensor_args(arg_types, 2, "take", ["data", "indices"])
+    if not is_integral(indices.dtype):
+        raise RelationError(f"take: indices must be a tensor of integers, got {fmt_type(indices)}")
+    if attrs.mode not in ("clip", "wrap", "fast"):
+        raise RelationError(f"take: mode must be clip, wrap or fast, got {attrs.mode!r}")
+    if attrs.axis is None:
+        return TensorType(indices.shape, data.dtype)
+    axis = _axis_in(attrs.axis, data.ndim, "take", fmt_type(data))
+    batch = attrs.batch_dims + indices.ndim if attrs.batch_dims < 0 else attrs.batch_dims
+    if not 0 <= batch <= indices.ndim:
+        raise RelationError(f"take: batch_dims {attrs.batch_dims} is out of range for indices {fmt_type(indices)}")
+    if batch > axis:
+        raise RelationError(f"take: batch_dims {attrs.batch_dims} must be <= axis {axis}")
+    shape = data.shape[:axis] + indices.shape[batch:] + data.shape[axis + 1 :]
+    return TensorType(shape, data.dtype)
+
+
+def _take_indices(indices, n, mode):
+    indices = indices.astype(np.int64)
+    if mode == "wrap":
+        return np.mod(indices, n) if n else indices
+    # clip, and fast (whose out-of-bounds behaviour TVM left undefined).
+    return np.clip(indices, 0, max(n - 1, 0))
+
+
+def _take_impl(args, attrs, out_type):
+    data, indices = (np.asarray(a) for a in args)
+    if attrs.axis is None:
+        flat = data.reshape(-1)
+        return as_out(flat[_take_indices(indices, flat.size, attrs.mode)], out_type)
+    axis = attrs.axis + data.ndim if attrs.axis < 0 else attrs.axis
+    batch = attrs.batch_dims + indices.ndim if attrs.batch_dims < 0 else attrs.batch_dims
+    idx = _take_indices(indices, data.shape[axis], attrs.mode)
+    if batch == 0:
+        return as_out(np.take(data, idx, axis=axis), out_type)
+    shape = data.shape[:axis] + idx.shape[batch:] + data.shape[axis + 1 :]
+    out = np.empty(shape, dtype=data.dtype)
+    for b in np.ndindex(*data.shape[:batch]):
+        out[b] = np.take(data[b], idx[b], axis=axis - batch)
+    return as_out(out, out_type)
+
+
+class GatherOpDef(OpDef):
+    """relay.gather(data, axis, indices): the attribute sits between the two inputs."""
+
+    def __call__(self, data, axis, indices):
+        from ...expr import to_expr
+
+        return make_call(self.name, [to_expr(data), to_expr(indices)], {"axis": axis})
+
+
+def _gather_rel(arg_types, attrs):
+    data, indices = tensor_args(arg_types, 2, "gather", ["data", "indices"])
+    if not is_integral(indices.dtype):
+        raise RelationError(f"gather: indices must be a tensor of integers, got {fmt_type(indices)}")
+    if attrs.axis is None:
+        raise RelationError("gather: axis must be given")
+    if data.ndim != indices.ndim:
+        raise RelationError(f"gather: data {fmt_type(data)} and indices {fmt_type(indices)} must have the same rank")
+    axis = _axis_in(attrs.axis, data.ndim, "gather", fmt_type(data))
+    for i, (d, k) in enumerate(zip(data.shape, indices.shape)):
+        if i != axis and not (is_any(d) or is_any(k) or d == k):
+            raise RelationError(f"gather: data {fmt_type(data)} and indices {fmt_type(indices)} differ on axis {i}")
+    return TensorType(indices.shape, data.dtype)
+
+
+def _gather_impl(args, attrs, out_type):
+    data, indices = (np.asarray(a) for a in args)
+    return as_out(np.take_along_axis(data, indices.astype(np.int64), axis=attrs.axis), out_type)
+
+
+# ---------------------------------------------------------------- strided_slice
+
+
+def _canonical(index, extent, stride):
+    lo, hi = (-1, extent - 1) if stride < 0 else (0, extent)
+    if index < 0:
+        index += extent
+    return min(max(index, lo), hi)
+
+
+def strided_slice_plan(shape, attrs, data=None):
+    """Per sliced axis (axis, begin, end, stride) with TVM's canonicalization, and the output shape."""
+    ndim = len(shape)
+    begin, end = list(attrs.begin), list(attrs.end)
+    strides = list(attrs.strides) if attrs.strides is not None else [1]
+    what = fmt_type(data) if data is not None else f"a rank-{ndim} tensor"
+    if attrs.slice_mode not in ("end", "size"):
+        raise RelationError(f"strided_slice: slice_mode must be end or size, got {attrs.slice_mode!r}")
+    if attrs.axes is not None:
+        axes = [_axis_in(a, ndim, "strided_slice", what) for a in attrs.axes]
+        if not len(axes) == len(begin) == len(end) == len(strides):
+            raise RelationError(
+                f"strided_slice: axes, begin, end and strides must have the same length, got "
+                f"axes={list(attrs.axes)}, begin={begin}, end={end}, strides={strides}"
+            )
+    else:
+        axes = list(range(ndim))
+        strides += [1] * (ndim - len(strides))
+        begin += [0 if strides[i] > 0 else _INT64_MAX for i in range(len(begin), ndim)]
+        end += [0 if strides[i] < 0 else _INT64_MAX for i in range(len(end), ndim)]
+    plan, oshape = [], list(shape)
+    for i, axis in enumerate(axes):
+        stride = 1 if attrs.slice_mode == "size" else strides[i]
+        if stride == 0:
+            raise RelationError(f"strided_slice: stride of axis {axis} must not be 0")
+        b, e = begin[i], end[i]
+        if attrs.slice_mode == "size":
+            e = _INT64_MAX if e < 0 else b + e
+        dim = shape[axis]
+        if is_any(dim):
+            oshape[axis] = AnyDim()
+            plan.append((axis, b, e, stride))
+            continue
+        b, e = _canonical(b, dim, stride), _canonical(e, dim, stride)
+        if (stride < 0 and e > b) or (stride > 0 and b > e):
+            raise RelationError(
+                f"strided_slice: begin={begin[i]}, end={end[i]}, stride={stride} is an invalid slice of axis {axis} of {what}"
+            )
+        oshape[axis] = (abs(e - b) + abs(stride) - 1) // abs(stride)
+        plan.append((axis, b, e, stride))
+    return plan, tuple(oshape)
+
+
+def _strided_slice_rel(arg_types, attrs):
+    (data,) = tensor_args(arg_types, 1, "strided_slice", ["data"])
+    _, oshape = strided_slice_plan(data.shape, attrs, data)
+    return TensorType(oshape, data.dtype)
+
+
+def _strided_slice_impl(args, attrs, out_type):
+    x = np.asarray(args[0])
+    plan, _ = strided_slice_plan(x.shape, attrs)
+    index = [slice(None)] * x.ndim
+    for axis, b, e, stride in plan:
+        index[axis] = slice(b, e if e >= 0 else None, stride)
+    return as_out(x[tuple(index)], out_type)
+
+
+# ---------------------------------------------------------------- slice_like, reverse, tile, repeat
+
+
+def _slice_like_axes(data_ndim, like_ndim, axes):
+    if axes is None:
+        return list(range(min(data_ndim, like_ndim)))
+    if not axes:
+        raise RelationError("slice_like: axes cannot be empty")
+    return [a + data_ndim if a < 0 else a for a in axes]
+
+
+def _slice_like_rel(arg_types, attrs):
+    data, like = tensor_args(arg_types, 2, "slice_like", ["data", "shape_like"])
+    oshape = list(data.shape)
+    for a in _slice_like_axes(data.ndim, like.ndim, attrs.axes):
+        if not 0 <= a < like.ndim or a >= data.ndim:
+            raise RelationError(f"slice_like: axis {a} exceeds the rank of {fmt_type(like)} or {fmt_type(data)}")
+        target, have = like.shape[a], data.shape[a]
+        if not (is_any(target) or is_any(have)) and target > have:
+            raise RelationError(
+                f"slice_like: axis {a} of {fmt_type(like)} ({target}) exceeds {fmt_type(data)} ({have})"
+            )
+        oshape[a] = target
+    return TensorType(oshape, data.dtype)
+
+
+def _slice_like_impl(args, attrs, out_type):
+    x, like = (np.asarray(a) for a in args)
+    index = [slice(None)] * x.ndim
+    for a in _slice_like_axes(x.ndim, like.ndim, attrs.axes):
+        index[a] = slice(0, like.shape[a])
+    return as_out(x[tuple(index)], out_type)
+
+
+def _reverse_rel(arg_types, attrs):
+    (data,) = tensor_args(arg_types, 1, "reverse", ["data"])
+    if attrs.axis is None:
+        raise RelationError("reverse: axis must be given")
+    _axis_in(attrs.axis, data.ndim, "reverse", fmt_type(data))
+    return TensorType(data.shape, data.dtype)
+
+
+def _reverse_impl(args, attrs, out_type):
+    return as_out(np.flip(np.asarray(args[0]), axis=attrs.axis), out_type)
+
+
+def _tile_rel(arg_types, attrs):
+    (data,) = tensor_args(arg_types, 1, "tile", ["data"])
+    reps = list(attrs.reps)
+    if any(r <= 0 for r in reps):
+        raise RelationError(f"tile: every repetition must be positive, got reps={reps}")
+    n = max(data.ndim, len(reps))
+    shape = [1] * (n - data.ndim) + list(data.shape)
+    reps = [1] * (n - len(reps)) + reps
+    return TensorType([AnyDim() if is_any(d) else d * r for d, r in zip(shape, reps)], data.dtype)
+
+
+def _tile_impl(args, attrs, out_type):
+    return as_out(np.tile(np.asarray(args[0]), list(attrs.reps)), out_type)
+
+
+def _repeat_rel(arg_types, attrs):
+    (data,) = tensor_args(arg_types, 1, "repeat", ["data"])
+    if attrs.repeats < 1:
+        raise RelationError(f"repeat: repeats must be >= 1, got {attrs.repeats}")
+    if attrs.axis is None:
+        raise RelationError("repeat: axis must be given")
+    axis = _axis_in(attrs.axis, data.ndim, "repeat", fmt_type(data))
+    shape = list(data.shape)
+    shape[axis] = AnyDim() if is_any(shape[axis]) else shape[axis] * attrs.repeats
+    return TensorType(shape, data.dtype)
+
+
+def _repeat_impl(args, attrs, out_type):
+    return as_out(np.repeat(np.asarray(args[0]), attrs.repeats, axis=attrs.axis), out_type)
+
+
+# ---------------------------------------------------------------- registration
+
+
+def _register_all():
+    register(
+        OpDef(
+            "concatenate",
+            1,
+            _concatenate_rel,
+            OpPattern.INJECTIVE,
+            _concatenate_impl,
+            attrs=(AttrField("axis", 0, to_int),),
+            tuple_input=True,
+        )
+    )
+    register(
+        OpDef(
+            "stack",
+            1,
+            _stack_rel,
+            OpPattern.INJECTIVE,
+            _stack_impl,
+            attrs=(AttrField("axis", 0, to_int),),
+            tuple_input=True,
+        )
+    )
+    register(
+        OpDef(
+            "split",
+            1,
+            _split_rel,
+            OpPattern.INJECTIVE,
+            _split_impl,
+            attrs=(AttrField("indices_or_sections", REQUIRED, _indices_or_sections), AttrField("axis", 0, to_int)),
+        )
+    )
+    register(
+        PyOrderOpDef(
+            "take",
+            2,
+            _take_rel,
+            OpPattern.INJECTIVE,
+            _take_impl,
+            attrs=(AttrField("batch_dims", 0, to_int), AttrField("axis", None, to_int), AttrField("mode", "clip", str)),
+            # relay.take(data, indices, axis=None, batch_dims=0, mode="clip")
+            extras={"py_order": ("axis", "batch_dims", "mode")},
+        )
+    )
+    register(
+        GatherOpDef(
+            "gather", 2, _gather_rel, OpPattern.INJECTIVE, _gather_impl, attrs=(AttrField("axis", None, to_int),)
+        )
+    )
+    register(
+        PyOrderOpDef(
+            "strided_slice",
+            1,
+            _strided_slice_rel,
+            OpPattern.INJECTIVE,
+            _strided_slice_impl,
+            attrs=(
+                AttrField("begin", REQUIRED, to_int_list),
+                AttrField("end", REQUIRED, to_int_list),
+                # relay.strided_slice filled strides=[1] when not given.
+                AttrField("strides", (1,), to_int_list),
+                AttrField("slice_mode", "end", str),
+                AttrField("axes", None, to_optional_int_list),
+            ),
+            # relay.strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end")
+            extras={
+                "py_order": ("begin", "end", "strides", "axes", "slice_mode"),
+                "always_print": ("strides", "axes"),
+                "none_is_default": ("strides",),
+            },
+        )
+    )
+    register(
+        OpDef(
+            "slice_like",
+            2,
+            _slice_like_rel,
+            OpPattern.INJECTIVE,
+            _slice_like_impl,
+            attrs=(AttrField("axes", None, to_optional_int_list),),
+            extras={"always_print": ("axes",)},
+        )
+    )
+    register(
+        OpDef("reverse", 1, _reverse_rel, OpPattern.INJECTIVE, _reverse_impl, attrs=(AttrField("axis", None, to_int),))
+    )
+    register(
+        OpDef("tile", 1, _tile_rel, OpPattern.BROADCAST, _tile_impl, attrs=(AttrField("reps", REQUIRED, to_int_list),))
+    )
+    register(
+        OpDef(
+            "repeat",
+            1,
+            _repeat_rel,
+            OpPattern.BROADCAST,
+            _repeat_impl,
+            attrs=(AttrField("repeats", REQUIRED, to_int), AttrField("axis", None, to_int)),
+        )
+    )
+
+
+_register_all()

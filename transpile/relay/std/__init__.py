@@ -1,0 +1,1 @@
+"""Relay source files shipped with transpile (the Prelude)."""
