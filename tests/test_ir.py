@@ -164,3 +164,12 @@ def test_attrs_are_frozen_and_attribute_accessible():
         attrs.axis = 3
     assert attrs == {"axis": (1, 2), "keepdims": False}
     assert hash(attrs) == hash(relay.Attrs(axis=(1, 2), keepdims=False))
+
+
+def test_std_and_logsumexp_builders_compose_registered_operators():
+    x = relay.var("x", shape=(2, 3))
+    mod = relay.IRModule.from_expr(relay.Tuple([relay.std(x, axis=1), relay.logsumexp(x, axis=0)]))
+    data = np.array([[0.0, 1.0, 2.0], [1.0, 1.0, 4.0]], "float32")
+    std, lse = relay.evaluate(mod, data)
+    np.testing.assert_allclose(std, [np.sqrt(2.0 / 3.0), np.sqrt(2.0)], rtol=1e-6)
+    np.testing.assert_allclose(lse, np.log([np.e**0 + np.e**1, 2 * np.e, np.e**2 + np.e**4]), rtol=1e-6)

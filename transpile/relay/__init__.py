@@ -87,3 +87,6 @@ def _install_operator_namespaces() -> None:
 
 
 _install_operator_namespaces()
+
+# Builders that TVM defined as compositions of registered operators rather than as operators.
+from .op.families.reduce import logsumexp, std  # noqa: E402
