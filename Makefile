@@ -1,4 +1,4 @@
-# Two entry points for a fresh machine: `make demo` (install, then check and run an example)
+# Two entry points for a fresh machine: `make demo` (install, then check, compile and run examples)
 # and `make test` (install with test extras, then run the whole suite). Both build .venv/.
 PYTHON ?= python3.11
 VENV ?= .venv
@@ -14,15 +14,19 @@ install: $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 
 install-test: $(BIN)/python
-	$(BIN)/pip install --quiet -e ".[test]"
+	$(BIN)/pip install --quiet -e ".[test]" -e examples/lir_eval_plugin
 
 demo: install
 	$(BIN)/transpile check examples/quickstart.rly
 	$(BIN)/transpile run examples/quickstart.rly 10 "[1.0, 2.0, 3.0, 4.0]"
 	$(BIN)/transpile run --prelude examples/lists.rly 5
+	$(BIN)/transpile run -b python examples/quickstart.rly 10 "[1.0, 2.0, 3.0, 4.0]"
 
+# The whole suite (the conformance suite runs on every installed backend, the example plugin's
+# too), then the suite as a third party runs it against their own backend.
 test: install-test
 	$(BIN)/python -m pytest -q
+	cd /tmp && $(abspath $(BIN))/python -m pytest -q -p no:cacheprovider --pyargs transpile.testing --transpile-backend lir-eval
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

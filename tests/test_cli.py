@@ -130,3 +130,45 @@ def test_module_entry_point_runs():
         [sys.executable, "-m", "transpile", "--version"], capture_output=True, text=True, check=False
     )
     assert proc.returncode == 0 and proc.stdout.startswith("transpile ")
+
+
+def test_backends_lists_builtin_backends_with_capabilities(capsys):
+    code, out, err = run_cli(capsys, "backends")
+    assert code == 0, err
+    assert "interpreter  (transpile " in out and "python  (transpile " in out
+    assert "capabilities: closures, adts, refs" in out
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "python"])
+def test_run_on_each_builtin_backend(backend, capsys):
+    code, out, err = run_cli(capsys, "run", "-b", backend, str(EXAMPLES / "closures.rly"), "7")
+    assert code == 0, err
+    assert out.strip() == "(7, 14, 21)"
+
+
+def test_emit_python_and_lir(tmp_path, capsys):
+    target = tmp_path / "closures.py"
+    code, _, err = run_cli(capsys, "emit", str(EXAMPLES / "closures.rly"), "-b", "python", "-o", str(target))
+    assert code == 0, err
+    source = target.read_text()
+    assert "def make_counter(step):" in source and "import numpy as np" in source
+    compile(source, str(target), "exec")
+    code, out, err = run_cli(capsys, "emit", "-b", "lir", str(EXAMPLES / "closures.rly"))
+    assert code == 0, err
+    assert "make_closure" in out and "fn @main(" in out
+
+
+def test_build_exports_an_artifact_that_loads(tmp_path, capsys):
+    import transpile
+
+    code, out, err = run_cli(capsys, "build", "-b", "python", str(EXAMPLES / "quickstart.rly"), "-o", str(tmp_path / "qs"))
+    assert code == 0, err
+    assert "into" in out
+    run = transpile.load(tmp_path / "qs")
+    total, mean = run(np.int32(4), np.array([1, 2, 3, 4], "float32"))
+    assert int(total) == 1 + 4 + 9 + 16 and float(mean) == 10.0
+
+
+def test_unknown_backend_is_a_clean_error(capsys):
+    code, _, err = run_cli(capsys, "run", "-b", "nope", str(EXAMPLES / "quickstart.rly"), "1", "[1.0, 2.0, 3.0, 4.0]")
+    assert code == 1 and "nope" in err and "python" in err

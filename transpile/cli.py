@@ -1,4 +1,4 @@
-"""The `transpile` command line: check and run Relay programs (more subcommands come with backends)."""
+"""The `transpile` command line: check, emit, build and run Relay programs; list backends."""
 
 from __future__ import annotations
 
@@ -33,9 +33,21 @@ def build_parser() -> argparse.ArgumentParser:
     _add_source_options(check)
     check.add_argument("--no-types", action="store_true", help="print without /* ty=... */ comments")
 
-    run = commands.add_parser("run", help="evaluate a function of FILE on the reference interpreter")
+    commands.add_parser("backends", help="list installed backends: capabilities, package, load errors")
+
+    emit = commands.add_parser("emit", help="print the code a backend generates for FILE")
+    _add_source_options(emit)
+    _add_backend_options(emit, default=None)
+    emit.add_argument("-o", "--output", help="write to this file instead of standard output")
+
+    build = commands.add_parser("build", help="build FILE with a backend and export the artifact")
+    _add_source_options(build)
+    _add_backend_options(build, default=None)
+    build.add_argument("-o", "--output", required=True, help="directory to export the artifact to")
+
+    run = commands.add_parser("run", help="run a function of FILE (default backend: the reference interpreter)")
     _add_source_options(run)
-    run.add_argument("--entry", default="main", help="global function to call (default: main)")
+    _add_backend_options(run, default="interpreter")
     run.add_argument("-o", "--output", help="save a tensor result as .npy")
     run.add_argument(
         "args",
@@ -50,6 +62,18 @@ def _add_source_options(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("file", help="Relay text file (format 0.0.5)")
     sub.add_argument("--prelude", action="store_true", help="make the Relay Prelude (List, Option, map, ...) available")
     sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show Python tracebacks on errors")
+
+
+def _add_backend_options(sub: argparse.ArgumentParser, default) -> None:
+    sub.add_argument(
+        "-b",
+        "--backend",
+        default=default,
+        required=default is None,
+        help="backend name (see `transpile backends`; `lir` prints the little IR)" if default is None else
+        f"backend name (default: {default})",
+    )
+    sub.add_argument("--entry", default="main", help="global function to compile (default: main)")
 
 
 def _load_module(path: str, with_prelude: bool):
@@ -128,9 +152,51 @@ def _format_value(value) -> str:
     return repr(value)
 
 
-def _cmd_run(opts) -> int:
-    from . import relay
+def _cmd_backends(opts) -> int:
+    from .backends import format_backend_table
 
+    print(format_backend_table(), end="")
+    return 0
+
+
+def _write_or_print(text: str, output: str | None) -> None:
+    if output is None:
+        print(text, end="" if text.endswith("\n") else "\n")
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"cannot write {output}: {exc.strerror or exc}") from None
+
+
+def _cmd_emit(opts) -> int:
+    mod, _ = _load_module(opts.file, opts.prelude)
+    if opts.backend == "lir":
+        from .lir import print_program
+        from .pipeline import lower_to_lir
+
+        if opts.entry not in mod:
+            raise CliError(f"{opts.file} has no function @{opts.entry}")
+        text = print_program(lower_to_lir(mod, entry=opts.entry))
+    else:
+        from .backends import emit
+
+        text = emit(mod, backend=opts.backend, entry=opts.entry)
+    _write_or_print(text, opts.output)
+    return 0
+
+
+def _cmd_build(opts) -> int:
+    from .backends import build
+
+    mod, _ = _load_module(opts.file, opts.prelude)
+    artifact = build(mod, backend=opts.backend, entry=opts.entry)
+    directory = artifact.export(opts.output)
+    print(f"built {opts.file} with backend '{opts.backend}' into {directory}")
+    return 0
+
+
+def _cmd_run(opts) -> int:
     mod, _ = _load_module(opts.file, opts.prelude)
     if opts.entry not in mod:
         raise CliError(f"{opts.file} has no function @{opts.entry}")
@@ -140,7 +206,9 @@ def _cmd_run(opts) -> int:
         _coerce_to_param(v, p.checked_type, i + 1) if i < len(params) else v
         for i, (v, p) in enumerate(zip(raw, list(params) + [None] * len(raw)))
     ]
-    result = relay.evaluate(mod, *args, entry=opts.entry)
+    from .backends import compile as compile_program
+
+    result = compile_program(mod, backend=opts.backend, entry=opts.entry)(*args)
     print(_format_value(result))
     if opts.output:
         if not isinstance(result, np.ndarray):
@@ -149,7 +217,13 @@ def _cmd_run(opts) -> int:
     return 0
 
 
-_COMMANDS = {"check": _cmd_check, "run": _cmd_run}
+_COMMANDS = {
+    "check": _cmd_check,
+    "backends": _cmd_backends,
+    "emit": _cmd_emit,
+    "build": _cmd_build,
+    "run": _cmd_run,
+}
 
 
 def main(argv=None) -> int:

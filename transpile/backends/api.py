@@ -1,0 +1,147 @@
+"""The public compile/emit/build/load functions: type-check, check features, lower, hand to the backend."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..errors import TranspileError
+from .base import CONSUMES_RELAY, Artifact, Backend, read_manifest
+from .features import check_supported
+from .registry import get_backend
+
+__all__ = ["compile", "emit", "build", "load", "load_artifact", "prepare"]
+
+DEFAULT_BACKEND = "python"
+
+
+def _select(backend) -> Backend:
+    if isinstance(backend, str):
+        return get_backend(backend)
+    if isinstance(backend, Backend):
+        return backend
+    if isinstance(backend, type) and issubclass(backend, Backend):
+        return backend()
+    raise TypeError(f"backend must be a backend name or a transpile.backends.Backend, got {backend!r}")
+
+
+def _as_module(target, mod, entry: str):
+    """(module, entry) for an IRModule, a relay.Function/expression (+ module) or a GlobalVar + module."""
+    from ..relay.analysis import free_vars
+    from ..relay.expr import Expr, Function, GlobalVar
+    from ..relay.module import IRModule
+
+    if isinstance(target, IRModule):
+        if mod is not None:
+            raise TypeError("pass either a module or a function plus a module, not two modules")
+        return target, entry
+    if isinstance(target, GlobalVar):
+        if mod is None:
+            raise TranspileError(f"compiling the global @{target.name_hint} needs the module that defines it")
+        if target not in mod:
+            raise TranspileError(f"the module has no function @{target.name_hint}")
+        return mod, target.name_hint
+    if isinstance(target, Expr):
+        module = mod.copy() if mod is not None else IRModule()
+        if not isinstance(target, Function):
+            target = Function(free_vars(target), target)
+        module[entry] = target
+        return module, entry
+    raise TypeError(
+        f"expected a relay.IRModule, relay.Function or relay.GlobalVar (with its module), got {type(target).__name__}"
+    )
+
+
+def prepare(target, mod=None, *, backend=DEFAULT_BACKEND, entry: str = "main"):
+    """(backend instance, type-checked module, entry), after checking the backend supports the program."""
+    from ..relay.transform import InferType
+
+    selected = _select(backend)
+    module, entry = _as_module(target, mod, entry)
+    if entry not in module:
+        raise TranspileError(f"the module has no function @{entry}")
+    typed = InferType()(module)
+    check_supported(selected, typed, entry)
+    return selected, typed, entry
+
+
+def _pipeline_options(backend: Backend, options: dict, pipeline) -> dict:
+    """The backend's requested lowerings plus the user's options that name pipeline knobs (removed from `options`)."""
+    import dataclasses
+
+    requested = dict(backend.pipeline_options)
+    knobs = getattr(pipeline, "PipelineOptions", None)
+    if knobs is not None and dataclasses.is_dataclass(knobs):
+        for field in dataclasses.fields(knobs):
+            if field.name in options:
+                requested[field.name] = options.pop(field.name)
+    return requested
+
+
+def _lower(backend: Backend, typed, entry: str, options: dict):
+    """The LIR program of `entry` from the shared pipeline; pipeline knobs are taken out of `options`."""
+    try:
+        from .. import pipeline
+        from ..pipeline import lower_to_lir
+    except ImportError as exc:
+        if exc.name not in ("transpile.pipeline", None) and "lower_to_lir" not in str(exc):
+            raise
+        raise TranspileError(
+            f"backend '{backend.name}' consumes the little IR, but the LIR pipeline is not available yet"
+        ) from None
+    requested = _pipeline_options(backend, options, pipeline)
+    return lower_to_lir(typed, entry=entry, options=requested or None)
+
+
+def build(target, mod=None, *, backend=DEFAULT_BACKEND, entry: str = "main", **options) -> Artifact:
+    """Compile `entry` of the program with `backend` into an Artifact (load() / export(path))."""
+    selected, typed, entry = prepare(target, mod, backend=backend, entry=entry)
+    if selected.consumes == CONSUMES_RELAY:
+        artifact = selected.build(typed, entry=entry, **options)
+    else:
+        options = dict(options)
+        program = _lower(selected, typed, entry, options)
+        artifact = selected.build(program, **options)
+    if not isinstance(artifact, Artifact):
+        raise TranspileError(
+            f"backend '{selected.name}' returned {type(artifact).__name__} from build, not a transpile.backends.Artifact"
+        )
+    return artifact
+
+
+def emit(target, mod=None, *, backend=DEFAULT_BACKEND, entry: str = "main", **options) -> str:
+    """The source `backend` generates for the program, as text."""
+    selected, typed, entry = prepare(target, mod, backend=backend, entry=entry)
+    if selected.consumes == CONSUMES_RELAY:
+        return selected.emit(typed, entry=entry, **options)
+    options = dict(options)
+    program = _lower(selected, typed, entry, options)
+    return selected.emit(program, **options)
+
+
+def compile(target, mod=None, *, backend=DEFAULT_BACKEND, entry: str = "main", **options) -> Callable:  # noqa: A001
+    """A Python callable running `entry` of the program compiled with `backend`.
+
+    `target` is an IRModule, a relay.Function (with an optional module it may call into), or a
+    GlobalVar with its module. Arguments and results follow DESIGN.md's value conventions.
+    """
+    return build(target, mod, backend=backend, entry=entry, **options).load()
+
+
+def load_artifact(path) -> Artifact:
+    """The Artifact exported to `path` (a directory holding transpile-artifact.json, or that file)."""
+    directory, manifest = read_manifest(path)
+    try:
+        backend = get_backend(manifest["backend"])
+    except TranspileError as exc:
+        raise TranspileError(
+            f"{path} was built by backend '{manifest['backend']}', which cannot be used here: {exc}"
+        ) from None
+    artifact = backend.load_artifact(directory, manifest)
+    if not isinstance(artifact, Artifact):
+        raise TranspileError(f"backend '{backend.name}' returned {type(artifact).__name__} from load_artifact")
+    return artifact
+
+
+def load(path) -> Callable:
+    """The callable of an artifact exported with `Artifact.export(path)`."""
+    return load_artifact(path).load()
