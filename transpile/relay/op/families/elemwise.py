@@ -10,6 +10,9 @@ from ...ty import TensorType
 from ..common import broadcast_shapes, fmt_type, same_dtype
 from ..registry import AttrField, OpDef, OpPattern, RelationError, REQUIRED, register
 from .support import as_out, is_float, is_integral, quiet, tensor_args, to_dtype, to_float, to_int
+from .te_support import bits_of, broadcast_compute, dtype_of, map_compute
+from .te_support import cast as te_cast
+from .te_support import const as te_const
 
 __all__ = ["UNARY_OPS", "BINARY_OPS", "COMPARISON_OPS"]
 
@@ -304,26 +307,343 @@ def _fixed_point_multiply_impl(args, attrs, out_type):
     return as_out(x, out_type)
 
 
+# ---------------------------------------------------------------- TE lowerings (te_impl)
+# Each matches the numpy kernel above exactly; tvm is imported inside the functions.
+
+
+def _te_float_math(fn_name):
+    """A float function of tirx; integers go through float64, float16 through float32 (like numpy)."""
+
+    def math_fn(v):
+        from tvm import tirx
+
+        dtype = dtype_of(v)
+        work = v if dtype in ("float32", "float64") else v.astype("float64" if not is_float(dtype) else "float32")
+        if fn_name == "rsqrt":
+            out = tirx.const(1.0, dtype_of(work)) / tirx.sqrt(work)
+        elif fn_name == "sigmoid":
+            out = tirx.const(1.0, dtype_of(work)) / (tirx.const(1.0, dtype_of(work)) + tirx.exp(-work))
+        else:
+            out = getattr(tirx, fn_name)(work)
+        return out
+
+    return math_fn
+
+
+_TE_FLOAT_MATH = {
+    "exp": "exp",
+    # The fast_* variants are computed exactly: the numpy reference is exact, TVM's were approximations.
+    "fast_exp": "exp",
+    "log": "log",
+    "log2": "log2",
+    "log10": "log10",
+    "sqrt": "sqrt",
+    "rsqrt": "rsqrt",
+    "sigmoid": "sigmoid",
+    "tanh": "tanh",
+    "fast_tanh": "tanh",
+    "erf": "erf",
+    "fast_erf": "erf",
+    "sin": "sin",
+    "cos": "cos",
+    "tan": "tan",
+    "sinh": "sinh",
+    "cosh": "cosh",
+    "asin": "asin",
+    "acos": "acos",
+    "atan": "atan",
+    "asinh": "asinh",
+    "acosh": "acosh",
+    "atanh": "atanh",
+}
+
+
+def nan_max(a, b):
+    """np.maximum: a nan operand gives nan (tirx.max would return the other one)."""
+    return _nan_pick(a, b, "max")
+
+
+def nan_min(a, b):
+    return _nan_pick(a, b, "min")
+
+
+def _nan_pick(a, b, kind):
+    from tvm import tirx
+
+    picked = tirx.max(a, b) if kind == "max" else tirx.min(a, b)
+    if not is_float(dtype_of(a)):
+        return picked
+    return tirx.Select(tirx.isnan(a), a, tirx.Select(tirx.isnan(b), b, picked))
+
+
+def _te_unary_fn(name):
+    """The scalar function (PrimExpr -> PrimExpr, before the cast to the output dtype)."""
+    from tvm import tirx
+
+    if name in _TE_FLOAT_MATH:
+        return _te_float_math(_TE_FLOAT_MATH[name])
+    if name in ("floor", "ceil", "round", "trunc"):
+        # tirx.round is llvm.nearbyint: ties to even, like np.round. Integers are unchanged.
+        return lambda v: getattr(tirx, name)(v) if is_float(dtype_of(v)) else v
+    if name == "negative":
+        return lambda v: v if dtype_of(v) == "bool" else tirx.const(0, dtype_of(v)) - v
+    if name == "abs":
+        return lambda v: v if dtype_of(v) == "bool" or dtype_of(v).startswith("uint") else tirx.abs(v)
+    if name == "sign":
+
+        def sign(v):
+            if dtype_of(v) == "bool":
+                return v
+            one, zero = tirx.const(1, dtype_of(v)), tirx.const(0, dtype_of(v))
+            if dtype_of(v).startswith("uint"):
+                return tirx.Select(v > zero, one, zero)
+            # A float nan falls through both tests and stays nan, like np.sign.
+            otherwise = v if is_float(dtype_of(v)) else zero
+            return tirx.Select(v > zero, one, tirx.Select(v < zero, tirx.const(-1, dtype_of(v)), otherwise))
+
+        return sign
+    if name == "logical_not":
+        return lambda v: tirx.Not(te_cast(v, "bool"))
+    if name == "bitwise_not":
+        return lambda v: tirx.Not(v) if dtype_of(v) == "bool" else ~v
+    if name == "copy":
+        return lambda v: v
+    if name in ("zeros_like", "ones_like"):
+        value = 0 if name == "zeros_like" else 1
+        return lambda v: te_const(value, dtype_of(v))
+    if name in ("isnan", "isinf", "isfinite"):
+        # Integers are never nan or inf.
+        return lambda v: getattr(tirx, name)(v) if is_float(dtype_of(v)) else tirx.const(name == "isfinite", "bool")
+    raise KeyError(name)
+
+
+def _te_unary(name):
+    def te_impl(inputs, attrs, out_type):
+        fn = _te_unary_fn(name)
+        return map_compute(inputs[0], lambda v: te_cast(fn(v), out_type.dtype), f"T_{name}")
+
+    return te_impl
+
+
+def _te_safe_int_div(a, b, div):
+    """Integer division that never traps: x / 0 gives 0 and MIN / -1 wraps to MIN, as in numpy."""
+    from tvm import tirx
+
+    zero, one = tirx.const(0, dtype_of(a)), tirx.const(1, dtype_of(a))
+    if not dtype_of(a).startswith("int"):
+        return tirx.Select(b == zero, zero, div(a, tirx.Select(b == zero, one, b)))
+    minus_one = tirx.const(-1, dtype_of(a))
+    safe = tirx.Select(tirx.Or(b == zero, b == minus_one), one, b)
+    return tirx.Select(b == zero, zero, tirx.Select(b == minus_one, zero - a, div(a, safe)))
+
+
+def _te_safe_int_mod(a, b, mod):
+    from tvm import tirx
+
+    zero, one = tirx.const(0, dtype_of(a)), tirx.const(1, dtype_of(a))
+    safe = tirx.Select(b == zero, one, b)
+    if dtype_of(a).startswith("int"):
+        # x % -1 is 0; computing it would trap for MIN.
+        safe = tirx.Select(b == tirx.const(-1, dtype_of(a)), one, safe)
+    return tirx.Select(b == zero, zero, mod(a, safe))
+
+
+def _te_shift(name):
+    """numpy's shifts: an amount outside [0, bits) gives 0 (or -1 for a negative value shifted right)."""
+
+    def shift(a, b):
+        from tvm import tirx
+
+        bits = tirx.const(bits_of(dtype_of(a)), dtype_of(a))
+        zero = tirx.const(0, dtype_of(a))
+        in_range = b < bits if dtype_of(a).startswith("uint") else tirx.And(b >= zero, b < bits)
+        if name == "left_shift":
+            return tirx.Select(in_range, a << b, zero)
+        overflow = tirx.Select(a < zero, tirx.const(-1, dtype_of(a)), zero) if dtype_of(a).startswith("int") else zero
+        return tirx.Select(in_range, a >> b, overflow)
+
+    return shift
+
+
+def _te_binary_fn(name):
+    from tvm import tirx
+
+    def truthy(v):
+        return te_cast(v, "bool")
+
+    def not_equal(a, b):
+        if is_float(dtype_of(a)):
+            # LLVM's `!=` is ordered: nan != x would be False, numpy says True.
+            return tirx.Or(a != b, tirx.Or(tirx.isnan(a), tirx.isnan(b)))
+        return a != b
+
+    def xor(p, q):
+        return tirx.Or(tirx.And(p, tirx.Not(q)), tirx.And(tirx.Not(p), q))
+
+    def floor_of_div(a, b):
+        return tirx.floor(a / b)
+
+    table = {
+        "add": lambda a, b: tirx.Or(a, b) if dtype_of(a) == "bool" else a + b,
+        "subtract": lambda a, b: a - b,
+        "multiply": lambda a, b: tirx.And(a, b) if dtype_of(a) == "bool" else a * b,
+        "maximum": lambda a, b: nan_max(a, b),
+        "minimum": lambda a, b: nan_min(a, b),
+        "logical_and": lambda a, b: tirx.And(truthy(a), truthy(b)),
+        "logical_or": lambda a, b: tirx.Or(truthy(a), truthy(b)),
+        "logical_xor": lambda a, b: xor(truthy(a), truthy(b)),
+        "bitwise_and": lambda a, b: a & b,
+        "bitwise_or": lambda a, b: a | b,
+        "bitwise_xor": lambda a, b: a ^ b,
+        "left_shift": _te_shift("left_shift"),
+        "right_shift": _te_shift("right_shift"),
+        "equal": lambda a, b: a == b,
+        "not_equal": not_equal,
+        "less": lambda a, b: a < b,
+        "less_equal": lambda a, b: a <= b,
+        "greater": lambda a, b: a > b,
+        "greater_equal": lambda a, b: a >= b,
+    }
+    if name in table:
+        return table[name]
+    if name in ("divide", "trunc_divide"):
+        float_fn = (lambda a, b: a / b) if name == "divide" else (lambda a, b: tirx.trunc(a / b))
+        return _int_or_float(lambda a, b: _te_safe_int_div(a, b, tirx.truncdiv), float_fn)
+    if name == "floor_divide":
+        return _int_or_float(lambda a, b: _te_safe_int_div(a, b, tirx.floordiv), floor_of_div)
+    if name in ("mod", "trunc_mod"):
+        return _int_or_float(lambda a, b: _te_safe_int_mod(a, b, tirx.truncmod), _te_fmod)
+    if name == "floor_mod":
+        return _int_or_float(
+            lambda a, b: _te_safe_int_mod(a, b, tirx.floormod), lambda a, b: a - floor_of_div(a, b) * b
+        )
+    if name == "power":
+
+        def power(a, b):
+            if is_float(dtype_of(a)) and dtype_of(a) != "float16":
+                return tirx.pow(a, b)
+            work = "float32" if dtype_of(a) == "float16" else "float64"
+            return tirx.pow(a.astype(work), b.astype(work))
+
+        return power
+    raise KeyError(name)
+
+
+def _te_fmod(a, b):
+    """C fmod (exact, like np.fmod): LLVM has no lowering of tirx.fmod, so call libm."""
+    from tvm import tirx
+
+    dtype = dtype_of(a)
+    if dtype == "float64":
+        return tirx.call_pure_extern("float64", "fmod", a, b)
+    # fmod is exact, so float16 through float32 rounds back to the same value.
+    out = tirx.call_pure_extern("float32", "fmodf", a.astype("float32"), b.astype("float32"))
+    return out if dtype == "float32" else out.astype(dtype)
+
+
+def _int_or_float(int_fn, float_fn):
+    return lambda a, b: float_fn(a, b) if is_float(dtype_of(a)) else int_fn(a, b)
+
+
+# LLVM has no ordering, min/max or equality of i1: bools are compared as int8.
+_TE_BOOL_AS_INT8 = {"maximum", "minimum", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+
+
+def _te_binary(name):
+    def te_impl(inputs, attrs, out_type):
+        fn = _te_binary_fn(name)
+
+        def body(a, b):
+            if name in _TE_BOOL_AS_INT8 and dtype_of(a) == "bool":
+                a, b = a.astype("int8"), b.astype("int8")
+            return te_cast(fn(a, b), out_type.dtype)
+
+        return broadcast_compute(list(inputs), out_type, body, f"T_{name}")
+
+    return te_impl
+
+
+def _te_where(inputs, attrs, out_type):
+    from tvm import tirx
+
+    def select(c, x, y):
+        return tirx.Select(te_cast(c, "bool"), x, y)
+
+    return broadcast_compute(list(inputs), out_type, select, "T_where")
+
+
+def _te_cast(inputs, attrs, out_type):
+    return map_compute(inputs[0], lambda v: te_cast(v, out_type.dtype), "T_cast")
+
+
+def _te_reinterpret(inputs, attrs, out_type):
+    from tvm import tirx
+
+    def reinterpret(v):
+        if dtype_of(v) == "bool" or out_type.dtype == "bool":
+            # bool is stored as one byte holding 0 or 1.
+            return te_cast(v, out_type.dtype)
+        return tirx.reinterpret(out_type.dtype, v)
+
+    return map_compute(inputs[0], reinterpret, "T_reinterpret")
+
+
+def _te_clip(inputs, attrs, out_type):
+    dtype = out_type.dtype
+    with quiet():
+        # The bounds are cast to the tensor's dtype first, as numpy_impl (and TVM) do.
+        lo = np.asarray(attrs.a_min).astype(dtype).item()
+        hi = np.asarray(attrs.a_max).astype(dtype).item()
+    lo, hi = te_const(lo, dtype), te_const(hi, dtype)
+    return map_compute(inputs[0], lambda v: nan_min(nan_max(v, lo), hi), "T_clip")
+
+
+def _te_fixed_point_multiply(inputs, attrs, out_type):
+    from tvm import tirx
+
+    shift = int(attrs.shift)
+    left, right = (shift, 0) if shift > 0 else (0, -shift)
+    total_right = right + 31
+
+    def fpm(v):
+        x = v.astype("int64") << tirx.const(left, "int64")
+        x = x * tirx.const(int(attrs.multiplier), "int64")
+        x = (x + tirx.const(1 << (total_right - 1), "int64")) >> tirx.const(total_right, "int64")
+        return x.astype(out_type.dtype)
+
+    return map_compute(inputs[0], fpm, "T_fixed_point_multiply")
+
+
 # ---------------------------------------------------------------- registration
 
 
 def _register_all():
     for name, fn in UNARY_OPS.items():
         rel = bitwise_not_rel if name == "bitwise_not" else identity_rel(name)
-        register(OpDef(name, 1, rel, OpPattern.ELEMWISE, _unary_impl(name, fn)))
+        register(OpDef(name, 1, rel, OpPattern.ELEMWISE, _unary_impl(name, fn), te_impl=_te_unary(name)))
     for name, fn in _BOOL_RESULT.items():
-        register(OpDef(name, 1, identity_comp_rel(name), OpPattern.ELEMWISE, _bool_impl(fn)))
+        register(OpDef(name, 1, identity_comp_rel(name), OpPattern.ELEMWISE, _bool_impl(fn), te_impl=_te_unary(name)))
     for name, fn in BINARY_OPS.items():
         shift = name.endswith("_shift")
         rel = broadcast_rel(name, None, shift or name.startswith("bitwise_"), allow_bool=not shift)
-        register(OpDef(name, 2, rel, OpPattern.BROADCAST, _binary_impl(fn)))
+        register(OpDef(name, 2, rel, OpPattern.BROADCAST, _binary_impl(fn), te_impl=_te_binary(name)))
     for name, fn in COMPARISON_OPS.items():
-        register(OpDef(name, 2, broadcast_rel(name, "bool"), OpPattern.BROADCAST, _binary_impl(fn)))
-    register(OpDef("where", 3, where_rel, OpPattern.BROADCAST, _where_impl))
+        register(
+            OpDef(name, 2, broadcast_rel(name, "bool"), OpPattern.BROADCAST, _binary_impl(fn), te_impl=_te_binary(name))
+        )
+    register(OpDef("where", 3, where_rel, OpPattern.BROADCAST, _where_impl, te_impl=_te_where))
     register(
-        OpDef("cast", 1, cast_rel, OpPattern.ELEMWISE, _cast_impl, attrs=(AttrField("dtype", REQUIRED, to_dtype),))
+        OpDef(
+            "cast",
+            1,
+            cast_rel,
+            OpPattern.ELEMWISE,
+            _cast_impl,
+            attrs=(AttrField("dtype", REQUIRED, to_dtype),),
+            te_impl=_te_cast,
+        )
     )
-    register(OpDef("cast_like", 2, cast_like_rel, OpPattern.ELEMWISE, _cast_impl))
+    register(OpDef("cast_like", 2, cast_like_rel, OpPattern.ELEMWISE, _cast_impl, te_impl=_te_cast))
     register(
         OpDef(
             "reinterpret",
@@ -332,6 +652,7 @@ def _register_all():
             OpPattern.ELEMWISE,
             _reinterpret_impl,
             attrs=(AttrField("dtype", REQUIRED, to_dtype),),
+            te_impl=_te_reinterpret,
         )
     )
     register(
@@ -342,6 +663,7 @@ def _register_all():
             OpPattern.ELEMWISE,
             _clip_impl,
             attrs=(AttrField("a_min", REQUIRED, to_float), AttrField("a_max", REQUIRED, to_float)),
+            te_impl=_te_clip,
         )
     )
     register(
@@ -352,6 +674,7 @@ def _register_all():
             OpPattern.ELEMWISE,
             _fixed_point_multiply_impl,
             attrs=(AttrField("multiplier", REQUIRED, to_int), AttrField("shift", REQUIRED, to_int)),
+            te_impl=_te_fixed_point_multiply,
         )
     )
 

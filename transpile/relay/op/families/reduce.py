@@ -6,7 +6,7 @@ import numpy as np
 
 from ...ty import AnyDim, TensorType
 from ..common import fmt_type
-from ..registry import AttrField, OpDef, OpPattern, RelationError, register
+from ..registry import AttrField, OpDef, OpPattern, RelationError, get, register
 from .support import (
     PyOrderOpDef,
     as_out,
@@ -19,6 +19,8 @@ from .support import (
     to_optional_dtype,
     to_optional_int_list,
 )
+from .te_support import broadcast_index, comm_reducer, map_compute, reduce_compute
+from .te_support import cast as te_cast
 
 __all__ = ["reduce_axes", "reduce_shape", "std", "logsumexp"]
 
@@ -228,6 +230,247 @@ def _scan_impl(fn, identity):
     return impl
 
 
+# ---------------------------------------------------------------- TE lowerings (te_impl)
+
+
+def _te_axes(x, attrs):
+    return reduce_axes(len(x.shape), attrs.axis, attrs.exclude, "reduce")
+
+
+def _te_identity(x, name):
+    return map_compute(x, lambda v: v, name)
+
+
+def _te_reducer(kind, dtype):
+    from tvm import te, tirx
+
+    if kind == "sum":
+        # bool + bool would be xor; numpy's bool sum is `any`.
+        return _te_reducer("any", dtype) if dtype == "bool" else te.sum
+    if kind == "prod":
+        if dtype == "bool":
+            return _te_reducer("all", dtype)
+        return comm_reducer(lambda a, b: a * b, lambda t: tirx.const(1, t), "prod")
+    if kind in ("max", "min"):
+        if dtype == "bool":
+            return _te_reducer("any" if kind == "max" else "all", dtype)
+        if not is_float(dtype):
+            return te.max if kind == "max" else te.min
+        # np.max/np.min propagate nan; te.max/te.min would drop it.
+        pick = tirx.max if kind == "max" else tirx.min
+        worst = float("-inf") if kind == "max" else float("inf")
+        return comm_reducer(
+            lambda a, b: tirx.Select(tirx.isnan(a), a, tirx.Select(tirx.isnan(b), b, pick(a, b))),
+            lambda t: tirx.const(worst, t),
+            kind,
+        )
+    if kind == "all":
+        return comm_reducer(lambda a, b: tirx.And(a, b), lambda t: tirx.const(True, t), "all")
+    if kind == "any":
+        return comm_reducer(lambda a, b: tirx.Or(a, b), lambda t: tirx.const(False, t), "any")
+    raise KeyError(kind)
+
+
+def _te_reduce(kind):
+    def te_impl(inputs, attrs, out_type):
+        (x,) = inputs
+        axes = _te_axes(x, attrs)
+        if not axes:
+            return _te_identity(x, f"T_{kind}")
+        empty = _te_empty_value(kind, str(x.dtype))
+        if kind in ("all", "any") and str(x.dtype) != "bool":
+            # numpy's all/any test truthiness; the result keeps the input dtype.
+            red = reduce_compute(
+                x, axes, attrs.keepdims, _te_reducer(kind, "bool"), f"T_{kind}_red", lambda v: te_cast(v, "bool"), empty
+            )
+            return map_compute(red, lambda v: te_cast(v, out_type.dtype), f"T_{kind}")
+        return reduce_compute(x, axes, attrs.keepdims, _te_reducer(kind, str(x.dtype)), f"T_{kind}", empty=empty)
+
+    return te_impl
+
+
+def _te_empty_value(kind, dtype):
+    """What numpy_impl gives for a reduction over zero elements."""
+    if kind in ("all", "any"):
+        return kind == "all"
+    if dtype == "bool":
+        return kind in ("prod", "min")
+    if kind == "max":
+        return np.asarray(_lowest(np.dtype(dtype))).item()
+    if kind == "min":
+        return np.asarray(_highest(np.dtype(dtype))).item()
+    return 1 if kind == "prod" else 0
+
+
+def _te_count(x, axes):
+    count = 1
+    for a in axes:
+        count *= int(x.shape[a])
+    return count
+
+
+def _te_mean(inputs, attrs, out_type):
+    from tvm import tirx
+
+    (x,) = inputs
+    axes = _te_axes(x, attrs)
+    count = _te_count(x, axes)
+    if str(x.dtype) == "bool":
+        # numpy: any(x) / True, cast back to bool (0 / 0 is nan, which is True).
+        if not count:
+            return _te_reduce("all")(inputs, attrs, out_type)
+        return _te_reduce("any")(inputs, attrs, out_type)
+    if is_integral(str(x.dtype)):
+        # The sum wraps in the input dtype, then divides by the count with C (truncating) division.
+        total = reduce_compute(x, axes, attrs.keepdims, _te_sum(), "T_mean_sum")
+        divisor = tirx.const(max(count, 1), "int64")
+
+        def quotient(v):
+            q = tirx.truncdiv(v.astype("int64"), divisor) if count else tirx.const(0, "int64")
+            return q.astype(out_type.dtype)
+
+        return map_compute(total, quotient, "T_mean")
+    work = "float32" if str(x.dtype) == "float16" else str(x.dtype)
+    total = reduce_compute(x, axes, attrs.keepdims, _te_sum(), "T_mean_sum", lambda v: v.astype(work))
+    if not count:
+        # 0 / 0: a constant division by zero would not even compile.
+        return map_compute(total, lambda v: tirx.const(float("nan"), out_type.dtype), "T_mean")
+    return map_compute(total, lambda v: (v / tirx.const(count, work)).astype(out_type.dtype), "T_mean")
+
+
+def _te_sum():
+    from tvm import te
+
+    return te.sum
+
+
+def _te_arg_reduce(name):
+    """numpy's argmax/argmin over the reduced axes raveled in order: a nan wins, ties go to the first
+    (or, with select_last_index, the last) index. topi's reducer ignores nans and its identity beats -inf."""
+
+    def te_impl(inputs, attrs, out_type):
+        from tvm import te, tirx
+
+        (x,) = inputs
+        dtype = str(x.dtype)
+        axes = _te_axes(x, attrs)
+        floating = is_float(dtype)
+        last = bool(attrs.select_last_index)
+        data = x
+        if dtype == "bool":
+            data = map_compute(x, lambda v: v.astype("int8"), f"T_{name}_int8")
+            dtype = "int8"
+
+        def beats(a, b):
+            # a strictly better than b (nan counts as the best).
+            if floating:
+                a_nan, b_nan = tirx.isnan(a), tirx.isnan(b)
+                ordered = a > b if name == "argmax" else a < b
+                return tirx.Or(tirx.And(a_nan, tirx.Not(b_nan)), tirx.And(tirx.Not(b_nan), ordered))
+            return a > b if name == "argmax" else a < b
+
+        def ties(a, b):
+            if floating:
+                return tirx.Or(a == b, tirx.And(tirx.isnan(a), tirx.isnan(b)))
+            return a == b
+
+        def combine(lhs, rhs):
+            (li, lv), (ri, rv) = lhs, rhs
+            earlier = ri > li if last else ri < li
+            take_rhs = tirx.Or(beats(rv, lv), tirx.And(ties(rv, lv), earlier))
+            return tirx.Select(take_rhs, ri, li), tirx.Select(take_rhs, rv, lv)
+
+        def identity(index_dtype, value_dtype):
+            if floating:
+                worst = float("-inf") if name == "argmax" else float("inf")
+            else:
+                info = np.iinfo(np.dtype(dtype))
+                worst = int(info.min) if name == "argmax" else int(info.max)
+            # An identity index that loses every tie.
+            index = -1 if last else np.iinfo(np.int32).max
+            return tirx.const(index, "int32"), tirx.const(worst, dtype)
+
+        reducer = te.comm_reducer(combine, identity, name=name)
+        rvars = {a: te.reduce_axis((0, x.shape[a]), name=f"k{a}") for a in axes}
+        keep = bool(attrs.keepdims)
+        shape = (
+            [1 if i in axes else x.shape[i] for i in range(len(x.shape))]
+            if keep
+            else [x.shape[i] for i in range(len(x.shape)) if i not in axes]
+        )
+
+        def body(*indices):
+            full, pos = [], 0
+            for i in range(len(x.shape)):
+                if i in rvars:
+                    full.append(rvars[i])
+                    pos += 1 if keep else 0
+                else:
+                    full.append(indices[pos])
+                    pos += 1
+            flat = tirx.const(0, "int32")
+            for a in axes:
+                flat = flat * x.shape[a].astype("int32") + rvars[a].var.astype("int32")
+            return reducer((flat, data(*full)), axis=[rvars[a] for a in axes])
+
+        index, _ = te.compute(shape, body, name=f"T_{name}")
+        return index
+
+    return te_impl
+
+
+def _te_variance(inputs, attrs, out_type):
+    from tvm import tirx
+
+    x, mean = inputs
+    axes = _te_axes(x, attrs)
+    count = _te_count(x, axes) - (1 if attrs.unbiased else 0)
+    work = "float32" if str(x.dtype) == "float16" else str(x.dtype)
+    # (x - mean)^2 in the data dtype, broadcasting the mean (it has the rank of x).
+    sq = _te_compute_like(x, lambda idx: _square_diff(x(*idx), mean(*broadcast_index(mean, idx))), "T_variance_sq")
+    total = reduce_compute(sq, axes, attrs.keepdims, _te_sum(), "T_variance_sum", lambda v: v.astype(work))
+    if is_float(work):
+        if not count:
+            return map_compute(total, lambda v: tirx.const(float("nan"), out_type.dtype), "T_variance")
+        return map_compute(total, lambda v: (v / tirx.const(count, work)).astype(out_type.dtype), "T_variance")
+    if not count:
+        return map_compute(total, lambda v: v.astype(out_type.dtype), "T_variance")
+    divisor = tirx.const(count, "int64")
+    return map_compute(total, lambda v: tirx.floordiv(v.astype("int64"), divisor).astype(out_type.dtype), "T_variance")
+
+
+def _square_diff(a, b):
+    d = a - b
+    return d * d
+
+
+def _te_compute_like(x, fn, name):
+    from tvm import te
+
+    return te.compute(x.shape, lambda *idx: fn(idx), name=name)
+
+
+def _te_scan(kind):
+    def te_impl(inputs, attrs, out_type):
+        from tvm import tirx, topi
+
+        (x,) = inputs
+        dtype = out_type.dtype
+        if dtype == "bool":
+            # bool + bool would be xor; numpy's bool cumsum is a running `or`, cumprod a running `and`.
+            binop, identity = (tirx.Or, False) if kind == "cumsum" else (tirx.And, True)
+            x = map_compute(x, lambda v: te_cast(v, "bool"), f"T_{kind}_bool")
+        elif kind == "cumsum":
+            binop, identity = (lambda a, b: a + b), 0
+        else:
+            binop, identity = (lambda a, b: a * b), 1
+        if str(x.dtype) != dtype:
+            x = map_compute(x, lambda v: te_cast(v, dtype), f"T_{kind}_cast")
+        return topi.scan.scanop(x, binop, identity, f"T_{kind}", attrs.axis, dtype, bool(attrs.exclusive))
+
+    return te_impl
+
+
 def _register_all():
     scan_attrs = (
         AttrField("axis", None, to_int),
@@ -236,20 +479,35 @@ def _register_all():
     )
     for name, fn, identity in (("cumsum", np.cumsum, 0), ("cumprod", np.cumprod, 1)):
         # relay.cumsum(data, axis=None, dtype=None, exclusive=None): None meant False.
-        scan = PyOrderOpDef(name, 1, _scan_rel(name), OpPattern.OPAQUE, _scan_impl(fn, identity), attrs=scan_attrs)
+        scan = PyOrderOpDef(
+            name,
+            1,
+            _scan_rel(name),
+            OpPattern.OPAQUE,
+            _scan_impl(fn, identity),
+            attrs=scan_attrs,
+            te_impl=_te_scan(name),
+        )
         scan.extras["none_is_default"] = ("exclusive",)
         register(scan)
     register(OpDef("sum", 1, _reduce_rel("sum"), OpPattern.COMM_REDUCE, _numpy_reduce(_sum), attrs=REDUCE_ATTRS))
+    get("sum").te_impl = _te_reduce("sum")
     register(OpDef("prod", 1, _reduce_rel("prod"), OpPattern.COMM_REDUCE, _numpy_reduce(_prod), attrs=REDUCE_ATTRS))
+    get("prod").te_impl = _te_reduce("prod")
     register(OpDef("mean", 1, _reduce_rel("mean"), OpPattern.COMM_REDUCE, _mean_impl, attrs=REDUCE_ATTRS))
+    get("mean").te_impl = _te_mean
     register(
         OpDef("max", 1, _reduce_rel("max"), OpPattern.COMM_REDUCE, _numpy_reduce(np.max, _lowest), attrs=REDUCE_ATTRS)
     )
+    get("max").te_impl = _te_reduce("max")
     register(
         OpDef("min", 1, _reduce_rel("min"), OpPattern.COMM_REDUCE, _numpy_reduce(np.min, _highest), attrs=REDUCE_ATTRS)
     )
+    get("min").te_impl = _te_reduce("min")
     register(OpDef("all", 1, _reduce_rel("all"), OpPattern.COMM_REDUCE, _numpy_reduce(np.all), attrs=REDUCE_ATTRS))
+    get("all").te_impl = _te_reduce("all")
     register(OpDef("any", 1, _reduce_rel("any"), OpPattern.COMM_REDUCE, _numpy_reduce(np.any), attrs=REDUCE_ATTRS))
+    get("any").te_impl = _te_reduce("any")
     for name, pick in (("argmax", np.argmax), ("argmin", np.argmin)):
         register(
             PyOrderOpDef(
@@ -261,9 +519,11 @@ def _register_all():
                 attrs=ARG_REDUCE_ATTRS,
                 # relay.argmax(data, axis, keepdims, exclude, select_last_index)
                 extras={"py_order": ("axis", "keepdims", "exclude", "select_last_index")},
+                te_impl=_te_arg_reduce(name),
             )
         )
     register(VarianceOpDef("variance", 2, _variance_rel, OpPattern.COMM_REDUCE, _variance_impl, attrs=VARIANCE_ATTRS))
+    get("variance").te_impl = _te_variance
 
 
 class VarianceOpDef(OpDef):

@@ -18,6 +18,7 @@ from .support import (
     to_int_list,
     to_optional_int_list,
 )
+from .te_support import static_shape
 
 __all__ = ["strided_slice_plan"]
 
@@ -381,6 +382,128 @@ def _repeat_impl(args, attrs, out_type):
     return as_out(np.repeat(np.asarray(args[0]), attrs.repeats, axis=attrs.axis), out_type)
 
 
+# ---------------------------------------------------------------- TE lowerings (te_impl)
+
+
+def _te_concatenate(inputs, attrs, out_type):
+    from tvm import topi
+
+    return topi.concatenate(list(inputs[0]), attrs.axis)
+
+
+def _te_stack(inputs, attrs, out_type):
+    from tvm import topi
+
+    return topi.stack(list(inputs[0]), attrs.axis)
+
+
+def _te_split(inputs, attrs, out_type):
+    from tvm import te
+
+    x = inputs[0]
+    axis = attrs.axis + len(x.shape) if attrs.axis < 0 else attrs.axis
+    outs, begin = [], 0
+    for k, field in enumerate(out_type.fields):
+        size = field.shape[axis]
+
+        shape = list(x.shape)
+        shape[axis] = size
+        outs.append(te.compute(shape, _shifted(x, axis, begin), name=f"T_split_{k}"))
+        begin += size
+    return outs
+
+
+def _shifted(x, axis, begin):
+    def piece(*idx):
+        return x(*(idx[:axis] + (idx[axis] + begin,) + idx[axis + 1 :]))
+
+    return piece
+
+
+def _te_take(inputs, attrs, out_type):
+    from tvm import topi
+
+    data, indices = inputs
+    # numpy_impl clips in "fast" mode too (TVM left out-of-bounds fast indices undefined).
+    mode = "wrap" if attrs.mode == "wrap" else "clip"
+    if attrs.axis is None:
+        return topi.take(data, indices, mode=mode)
+    return topi.take(data, indices, axis=attrs.axis, batch_dims=attrs.batch_dims, mode=mode)
+
+
+def _te_gather(inputs, attrs, out_type):
+    from tvm import te, tirx
+
+    data, indices = inputs
+    axis = attrs.axis + len(data.shape) if attrs.axis < 0 else attrs.axis
+    extent = data.shape[axis]
+
+    def body(*idx):
+        k = indices(*idx).astype("int64")
+        # Negative indices count from the end, as in np.take_along_axis.
+        k = tirx.Select(k < 0, k + extent.astype("int64"), k)
+        return data(*(idx[:axis] + (k,) + idx[axis + 1 :]))
+
+    return te.compute(indices.shape, body, name="T_gather")
+
+
+def _te_strided_slice(inputs, attrs, out_type):
+    from tvm import te
+
+    x = inputs[0]
+    plan, _ = strided_slice_plan([int(d) for d in x.shape], attrs)
+    start = {axis: (b, stride) for axis, b, e, stride in plan}
+
+    def body(*idx):
+        return x(*[start[a][0] + i * start[a][1] if a in start else i for a, i in enumerate(idx)])
+
+    return te.compute(static_shape(out_type, "strided_slice"), body, name="T_strided_slice")
+
+
+def _te_slice_like(inputs, attrs, out_type):
+    from tvm import te
+
+    x = inputs[0]
+    return te.compute(static_shape(out_type, "slice_like"), lambda *idx: x(*idx), name="T_slice_like")
+
+
+def _te_reverse(inputs, attrs, out_type):
+    from tvm import te
+
+    x = inputs[0]
+    axis = attrs.axis + len(x.shape) if attrs.axis < 0 else attrs.axis
+
+    def body(*idx):
+        return x(*(idx[:axis] + (x.shape[axis] - 1 - idx[axis],) + idx[axis + 1 :]))
+
+    return te.compute(x.shape, body, name="T_reverse")
+
+
+def _te_tile(inputs, attrs, out_type):
+    from tvm import te
+
+    x = inputs[0]
+    shape = static_shape(out_type, "tile")
+    offset = len(shape) - len(x.shape)
+
+    def body(*idx):
+        return x(*[idx[offset + k] % dim for k, dim in enumerate(x.shape)])
+
+    return te.compute(shape, body, name="T_tile")
+
+
+def _te_repeat(inputs, attrs, out_type):
+    from tvm import te
+
+    x = inputs[0]
+    axis = attrs.axis + len(x.shape) if attrs.axis < 0 else attrs.axis
+
+    def body(*idx):
+        return x(*(idx[:axis] + (idx[axis] // attrs.repeats,) + idx[axis + 1 :]))
+
+    return te.compute(static_shape(out_type, "repeat"), body, name="T_repeat")
+
+
 # ---------------------------------------------------------------- registration
 
 
@@ -394,6 +517,7 @@ def _register_all():
             _concatenate_impl,
             attrs=(AttrField("axis", 0, to_int),),
             tuple_input=True,
+            te_impl=_te_concatenate,
         )
     )
     register(
@@ -405,6 +529,7 @@ def _register_all():
             _stack_impl,
             attrs=(AttrField("axis", 0, to_int),),
             tuple_input=True,
+            te_impl=_te_stack,
         )
     )
     register(
@@ -415,6 +540,7 @@ def _register_all():
             OpPattern.INJECTIVE,
             _split_impl,
             attrs=(AttrField("indices_or_sections", REQUIRED, _indices_or_sections), AttrField("axis", 0, to_int)),
+            te_impl=_te_split,
         )
     )
     register(
@@ -427,11 +553,18 @@ def _register_all():
             attrs=(AttrField("batch_dims", 0, to_int), AttrField("axis", None, to_int), AttrField("mode", "clip", str)),
             # relay.take(data, indices, axis=None, batch_dims=0, mode="clip")
             extras={"py_order": ("axis", "batch_dims", "mode")},
+            te_impl=_te_take,
         )
     )
     register(
         GatherOpDef(
-            "gather", 2, _gather_rel, OpPattern.INJECTIVE, _gather_impl, attrs=(AttrField("axis", None, to_int),)
+            "gather",
+            2,
+            _gather_rel,
+            OpPattern.INJECTIVE,
+            _gather_impl,
+            attrs=(AttrField("axis", None, to_int),),
+            te_impl=_te_gather,
         )
     )
     register(
@@ -455,6 +588,7 @@ def _register_all():
                 "always_print": ("strides", "axes"),
                 "none_is_default": ("strides",),
             },
+            te_impl=_te_strided_slice,
         )
     )
     register(
@@ -466,13 +600,30 @@ def _register_all():
             _slice_like_impl,
             attrs=(AttrField("axes", None, to_optional_int_list),),
             extras={"always_print": ("axes",)},
+            te_impl=_te_slice_like,
         )
     )
     register(
-        OpDef("reverse", 1, _reverse_rel, OpPattern.INJECTIVE, _reverse_impl, attrs=(AttrField("axis", None, to_int),))
+        OpDef(
+            "reverse",
+            1,
+            _reverse_rel,
+            OpPattern.INJECTIVE,
+            _reverse_impl,
+            attrs=(AttrField("axis", None, to_int),),
+            te_impl=_te_reverse,
+        )
     )
     register(
-        OpDef("tile", 1, _tile_rel, OpPattern.BROADCAST, _tile_impl, attrs=(AttrField("reps", REQUIRED, to_int_list),))
+        OpDef(
+            "tile",
+            1,
+            _tile_rel,
+            OpPattern.BROADCAST,
+            _tile_impl,
+            attrs=(AttrField("reps", REQUIRED, to_int_list),),
+            te_impl=_te_tile,
+        )
     )
     register(
         OpDef(
@@ -482,6 +633,7 @@ def _register_all():
             OpPattern.BROADCAST,
             _repeat_impl,
             attrs=(AttrField("repeats", REQUIRED, to_int), AttrField("axis", None, to_int)),
+            te_impl=_te_repeat,
         )
     )
 

@@ -21,6 +21,9 @@ from .support import (
     to_int_list,
     to_optional_dtype,
 )
+from .te_support import broadcast_compute, has_zero_extent, is_float_dtype, static_shape
+from .te_support import cast as te_cast
+from .te_support import const as te_const
 
 __all__ = ["ArangeOpDef"]
 
@@ -241,13 +244,139 @@ def _dyn_broadcast_to_impl(args, attrs, out_type):
     return as_out(np.broadcast_to(np.asarray(args[0]), shape), out_type)
 
 
+# ---------------------------------------------------------------- TE lowerings (te_impl)
+
+
+def _te_fill(value):
+    def te_impl(inputs, attrs, out_type):
+        from tvm import te
+
+        fill = te_const(value, out_type.dtype)
+        return te.compute(static_shape(out_type, "fill"), lambda *idx: fill, name="T_fill")
+
+    return te_impl
+
+
+def _te_full(inputs, attrs, out_type):
+    from tvm import te
+
+    fill = inputs[0]
+    return te.compute(static_shape(out_type, "full"), lambda *idx: te_cast(fill(), out_type.dtype), name="T_full")
+
+
+def _te_full_like(inputs, attrs, out_type):
+    from tvm import te
+
+    data, fill = inputs
+    return te.compute(data.shape, lambda *idx: te_cast(fill(), out_type.dtype), name="T_full_like")
+
+
+def _te_arange(inputs, attrs, out_type):
+    from tvm import te
+
+    start, _, step = inputs
+    # The length is static only when the bounds are constants (the type relation then knows it).
+    (length,) = static_shape(out_type, "arange")
+    # numpy_impl computes start + step * arange(n) in float64 (int64 for integers), then casts.
+    work = "float64" if is_float_dtype(out_type.dtype) else "int64"
+
+    def body(i):
+        value = start().astype(work) + step().astype(work) * i.astype(work)
+        return te_cast(value, out_type.dtype)
+
+    return te.compute((length,), body, name="T_arange")
+
+
+def _te_one_hot(inputs, attrs, out_type):
+    from tvm import te, tirx
+
+    indices, on_value, off_value = inputs
+    axis = len(indices.shape) if attrs.axis == -1 else attrs.axis
+    dtype = out_type.dtype
+
+    def body(*idx):
+        depth_index = idx[axis]
+        index = indices(*(idx[:axis] + idx[axis + 1 :]))
+        if is_float_dtype(str(indices.dtype)):
+            hot = index == depth_index.astype(str(indices.dtype))
+        else:
+            hot = index.astype("int64") == depth_index.astype("int64")
+        return tirx.Select(hot, te_cast(on_value(), dtype), te_cast(off_value(), dtype))
+
+    return te.compute(static_shape(out_type, "one_hot"), body, name="T_one_hot")
+
+
+def _te_shape_of(inputs, attrs, out_type):
+    from tvm import te, tirx
+
+    dims = [d.astype(out_type.dtype) if hasattr(d, "astype") else te_const(d, out_type.dtype) for d in inputs[0].shape]
+    if not dims:
+        return te.compute((0,), lambda i: te_const(0, out_type.dtype), name="T_shape_of")
+
+    def body(i):
+        value = dims[-1]
+        for k in range(len(dims) - 2, -1, -1):
+            value = tirx.Select(i == k, dims[k], value)
+        return value
+
+    return te.compute((len(dims),), body, name="T_shape_of")
+
+
+def _te_ndarray_size(inputs, attrs, out_type):
+    from tvm import te
+
+    size = te_const(1, "int64")
+    for d in inputs[0].shape:
+        size = size * d.astype("int64")
+    return te.compute((), lambda: size.astype(out_type.dtype), name="T_ndarray_size")
+
+
+def _te_broadcast_to(inputs, attrs, out_type):
+    return broadcast_compute([inputs[0]], out_type, lambda v: v, "T_broadcast_to")
+
+
+def _te_collapse_sum_like(inputs, attrs, out_type):
+    from tvm import te, tirx
+
+    x = inputs[0]
+    target = static_shape(out_type, "collapse_sum_like")
+    lead = len(x.shape) - len(target)
+    axes = list(range(lead)) + [lead + i for i, d in enumerate(target) if d == 1 and int(x.shape[lead + i]) != 1]
+    rvars = {a: te.reduce_axis((0, x.shape[a]), name=f"k{a}") for a in axes}
+    if str(x.dtype) == "bool":
+        # numpy counts the trues and casts the count back to bool: `any`.
+        reducer = te.comm_reducer(lambda a, b: tirx.Or(a, b), lambda t: tirx.const(False, t), name="any")
+    else:
+        reducer = te.sum
+
+    if has_zero_extent(x, axes):
+        zero = te_const(0, str(x.dtype))
+        return te.compute(target, lambda *idx: zero, name="T_collapse_sum")
+
+    def body(*idx):
+        full = [rvars[a] if a in rvars else idx[a - lead] for a in range(len(x.shape))]
+        return reducer(x(*full), axis=[rvars[a] for a in axes]) if axes else x(*full)
+
+    return te.compute(target, body, name="T_collapse_sum")
+
+
 # ---------------------------------------------------------------- registration
 
 
 def _register_all():
     init_attrs = (AttrField("shape", REQUIRED, to_int_list), AttrField("dtype", REQUIRED, to_dtype))
-    register(OpDef("zeros", 0, _init_rel("zeros"), OpPattern.ELEMWISE, _fill_impl(0), attrs=init_attrs))
-    register(OpDef("ones", 0, _init_rel("ones"), OpPattern.ELEMWISE, _fill_impl(1), attrs=init_attrs))
+    for name, value in (("zeros", 0), ("ones", 1)):
+        register(
+            OpDef(
+                name,
+                0,
+                _init_rel(name),
+                OpPattern.ELEMWISE,
+                _fill_impl(value),
+                attrs=init_attrs,
+                te_impl=_te_fill(value),
+            )
+        )
     register(
         OpDef(
             "full",
@@ -256,9 +385,10 @@ def _register_all():
             OpPattern.ELEMWISE,
             _full_impl,
             attrs=(AttrField("shape", REQUIRED, to_int_list), AttrField("dtype", None, to_optional_dtype)),
+            te_impl=_te_full,
         )
     )
-    register(OpDef("full_like", 2, _full_like_rel, OpPattern.ELEMWISE, _full_like_impl))
+    register(OpDef("full_like", 2, _full_like_rel, OpPattern.ELEMWISE, _full_like_impl, te_impl=_te_full_like))
     register(
         ArangeOpDef(
             "arange",
@@ -273,6 +403,7 @@ def _register_all():
                 AttrField("dtype", "float32", to_dtype),
             ),
             extras={"always_print": ("start", "stop", "step", "dtype")},
+            te_impl=_te_arange,
         )
     )
     register(
@@ -287,6 +418,7 @@ def _register_all():
                 AttrField("axis", -1, to_int),
                 AttrField("dtype", None, to_optional_dtype),
             ),
+            te_impl=_te_one_hot,
         )
     )
     register(
@@ -297,6 +429,7 @@ def _register_all():
             OpPattern.OPAQUE,
             _shape_of_impl,
             attrs=(AttrField("dtype", "int32", to_dtype),),
+            te_impl=_te_shape_of,
         )
     )
     register(
@@ -307,6 +440,7 @@ def _register_all():
             OpPattern.INJECTIVE,
             _ndarray_size_impl,
             attrs=(AttrField("dtype", "int32", to_dtype),),
+            te_impl=_te_ndarray_size,
         )
     )
     register(
@@ -317,10 +451,29 @@ def _register_all():
             OpPattern.BROADCAST,
             _broadcast_to_impl,
             attrs=(AttrField("shape", REQUIRED, to_int_list), AttrField("dtype", None, to_optional_dtype)),
+            te_impl=_te_broadcast_to,
         )
     )
-    register(OpDef("broadcast_to_like", 2, _broadcast_to_like_rel, OpPattern.BROADCAST, _broadcast_to_like_impl))
-    register(OpDef("collapse_sum_like", 2, _collapse_sum_like_rel, OpPattern.COMM_REDUCE, _collapse_sum_like_impl))
+    register(
+        OpDef(
+            "broadcast_to_like",
+            2,
+            _broadcast_to_like_rel,
+            OpPattern.BROADCAST,
+            _broadcast_to_like_impl,
+            te_impl=_te_broadcast_to,
+        )
+    )
+    register(
+        OpDef(
+            "collapse_sum_like",
+            2,
+            _collapse_sum_like_rel,
+            OpPattern.COMM_REDUCE,
+            _collapse_sum_like_impl,
+            te_impl=_te_collapse_sum_like,
+        )
+    )
     register(
         OpDef(
             "dyn.broadcast_to",

@@ -19,6 +19,7 @@ from .support import (
     to_int_list,
     to_optional_int_list,
 )
+from .te_support import static_shape
 
 __all__ = ["infer_reshape", "parse_layout", "layout_transform_shape"]
 
@@ -355,13 +356,94 @@ def _layout_transform_impl(args, attrs, out_type):
     return as_out(np.transpose(y, [split_names.index(n) for n in dst_names]), out_type)
 
 
+# ---------------------------------------------------------------- TE lowerings (te_impl)
+
+
+def _te_reshape(inputs, attrs, out_type):
+    from tvm import topi
+
+    return topi.reshape(inputs[0], static_shape(out_type, "reshape"))
+
+
+def _te_transpose(inputs, attrs, out_type):
+    from tvm import topi
+
+    x = inputs[0]
+    return topi.transpose(x, list(_transpose_axes(len(x.shape), attrs.axes)))
+
+
+def _te_squeeze(inputs, attrs, out_type):
+    from tvm import te
+
+    x = inputs[0]
+    shape = [int(d) if not hasattr(d, "value") else d.value for d in x.shape]
+    axes = set(_squeeze_axes(shape, attrs.axis))
+    kept = [i for i in range(len(shape)) if i not in axes]
+
+    def body(*idx):
+        position = dict(zip(kept, idx))
+        return x(*[position.get(i, 0) for i in range(len(shape))])
+
+    return te.compute([x.shape[i] for i in kept], body, name="T_squeeze")
+
+
+def _te_expand_dims(inputs, attrs, out_type):
+    from tvm import te
+
+    x = inputs[0]
+    ndim = len(x.shape)
+    pivot = attrs.axis + ndim + 1 if attrs.axis < 0 else attrs.axis
+    n = attrs.num_newaxis
+    shape = list(x.shape[:pivot]) + [1] * n + list(x.shape[pivot:])
+    return te.compute(shape, lambda *idx: x(*(idx[:pivot] + idx[pivot + n :])), name="T_expand_dims")
+
+
+def _te_layout_transform(inputs, attrs, out_type):
+    from tvm import te
+
+    x = inputs[0]
+    src, dst = parse_layout(attrs.src_layout), parse_layout(attrs.dst_layout)
+    src_names, dst_names = [n for n, _ in src], [n for n, _ in dst]
+    src_factor = {n.upper(): f for n, f in src if f is not None}
+    dst_factor = {n.upper(): f for n, f in dst if f is not None}
+
+    def body(*idx):
+        # The logical coordinate of every primal axis, then split it the way the source layout does.
+        at = dict(zip(dst_names, idx))
+        coords = {}
+        for name in (n for n, f in dst if f is None):
+            coord = at[name]
+            if name in dst_factor:
+                coord = coord * dst_factor[name] + at[name.lower()]
+            coords[name] = coord
+        src_idx = []
+        for name, factor in src:
+            if factor is not None:
+                src_idx.append(coords[name.upper()] % factor)
+            elif name in src_factor:
+                src_idx.append(coords[name] // src_factor[name])
+            else:
+                src_idx.append(coords[name])
+        return x(*src_idx)
+
+    return te.compute(static_shape(out_type, "layout_transform"), body, name="T_layout_trans")
+
+
 # ---------------------------------------------------------------- registration
 
 
 def _register_all():
     reshape_attrs = (AttrField("newshape", REQUIRED, to_int_list), AttrField("allowzero", False, to_bool))
     register(
-        OpDef("reshape", 1, _reshape_rel("reshape"), OpPattern.INJECTIVE, _reshape_impl("reshape"), attrs=reshape_attrs)
+        OpDef(
+            "reshape",
+            1,
+            _reshape_rel("reshape"),
+            OpPattern.INJECTIVE,
+            _reshape_impl("reshape"),
+            attrs=reshape_attrs,
+            te_impl=_te_reshape,
+        )
     )
     register(
         OpDef(
@@ -371,6 +453,7 @@ def _register_all():
             OpPattern.INJECTIVE,
             _reshape_impl("contrib_reverse_reshape", reverse=True),
             attrs=reshape_attrs,
+            te_impl=_te_reshape,
         )
     )
     register(
@@ -386,6 +469,7 @@ def _register_all():
                 AttrField("rhs_begin", 0, to_int),
                 AttrField("rhs_end", None, to_int),
             ),
+            te_impl=_te_reshape,
         )
     )
     register(
@@ -398,6 +482,7 @@ def _register_all():
             attrs=(AttrField("axes", None, to_optional_int_list, "permutation; None reverses the axes"),),
             # TVM's TransposeAttrs.axes has no C++ default, so its printer always printed it.
             extras={"always_print": ("axes",)},
+            te_impl=_te_transpose,
         )
     )
     register(
@@ -408,6 +493,7 @@ def _register_all():
             OpPattern.INJECTIVE,
             _squeeze_impl,
             attrs=(AttrField("axis", None, to_optional_int_list),),
+            te_impl=_te_squeeze,
         )
     )
     register(
@@ -418,6 +504,7 @@ def _register_all():
             OpPattern.BROADCAST,
             _expand_dims_impl,
             attrs=(AttrField("axis", REQUIRED, to_int), AttrField("num_newaxis", 1, to_int)),
+            te_impl=_te_expand_dims,
         )
     )
     register(
@@ -428,6 +515,7 @@ def _register_all():
             OpPattern.INJECTIVE,
             _layout_transform_impl,
             attrs=(AttrField("src_layout", REQUIRED, str), AttrField("dst_layout", REQUIRED, str)),
+            te_impl=_te_layout_transform,
         )
     )
 

@@ -8,6 +8,7 @@ from ....ty import TensorType
 from ...common import expect_tensor, fmt_type, normalize_axis
 from ...registry import AttrField, OpPattern, RelationError, register
 from ._common import NNOpDef, to_float, to_int, type_matches
+from .te_common import accumulate_dtype, cast
 
 
 def _identity_rel(op_name):
@@ -70,6 +71,42 @@ def _log_softmax_impl(args, attrs, out_type):
     return (shifted - np.log(np.sum(np.exp(shifted), axis=attrs.axis, keepdims=True))).astype(x.dtype)
 
 
+# --- TE lowerings (tvm imported inside: importing the registry must not import tvm)
+
+
+def _relu_te(inputs, attrs, out_type):
+    from tvm import topi
+
+    return topi.nn.relu(inputs[0])
+
+
+def _leaky_relu_te(inputs, attrs, out_type):
+    from tvm import topi
+
+    return topi.nn.leaky_relu(inputs[0], attrs.alpha)
+
+
+def _prelu_te(inputs, attrs, out_type):
+    from tvm import topi
+
+    return topi.nn.prelu(inputs[0], inputs[1], attrs.axis % len(inputs[0].shape))
+
+
+def _softmax_te(inputs, attrs, out_type):
+    from tvm import topi
+
+    # float16 runs in float32 (topi alone would sum the exponentials in float16).
+    x = inputs[0]
+    return cast(topi.nn.softmax(cast(x, accumulate_dtype(x.dtype)), attrs.axis), x.dtype)
+
+
+def _log_softmax_te(inputs, attrs, out_type):
+    from tvm import topi
+
+    x = inputs[0]
+    return cast(topi.nn.log_softmax(cast(x, accumulate_dtype(x.dtype)), attrs.axis), x.dtype)
+
+
 register(
     NNOpDef(
         "nn.relu",
@@ -77,6 +114,7 @@ register(
         _identity_rel("nn.relu"),
         OpPattern.ELEMWISE,
         _relu_impl,
+        te_impl=_relu_te,
         description="Rectified linear unit, max(x, 0).",
     )
 )
@@ -87,6 +125,7 @@ register(
         _identity_rel("nn.leaky_relu"),
         OpPattern.ELEMWISE,
         _leaky_relu_impl,
+        te_impl=_leaky_relu_te,
         attrs=(AttrField("alpha", 0.25, to_float, "slope for x < 0"),),
         extras={"builder_defaults": {"alpha": 0.01}},
         description="x if x > 0 else alpha * x.",
@@ -99,6 +138,7 @@ register(
         _prelu_rel,
         OpPattern.BROADCAST,
         _prelu_impl,
+        te_impl=_prelu_te,
         attrs=(AttrField("axis", 1, to_int, "the channel axis alpha runs along"),),
         description="Parametric ReLU: x if x > 0 else alpha[c] * x, per channel.",
     )
@@ -110,6 +150,7 @@ register(
         _softmax_rel("nn.softmax"),
         OpPattern.OPAQUE,
         _softmax_impl,
+        te_impl=_softmax_te,
         attrs=(AttrField("axis", -1, to_int),),
         description="exp(x) / sum(exp(x)) along axis.",
     )
@@ -121,6 +162,7 @@ register(
         _softmax_rel("nn.log_softmax"),
         OpPattern.OPAQUE,
         _log_softmax_impl,
+        te_impl=_log_softmax_te,
         attrs=(AttrField("axis", -1, to_int),),
         description="log(softmax(x)) along axis, computed stably.",
     )

@@ -23,6 +23,7 @@ from ._common import (
     to_str,
 )
 from .conv_kernels import conv2d_nchw, conv2d_transpose_nchw
+from .conv_te import conv1d_te, conv2d_te, conv2d_transpose_te
 
 
 def _conv_attrs(dims: int, data_layout: str, kernel_layout: str) -> tuple:
@@ -308,6 +309,7 @@ register(
         _conv_rel("nn.conv2d", "NCHW", "OIHW"),
         OpPattern.OUT_ELEMWISE_FUSABLE,
         _conv2d_impl,
+        te_impl=conv2d_te,
         attrs=_conv_attrs(2, "NCHW", "OIHW"),
         extras={"builder_normalize": normalizer(pairs=("strides", "dilation", "kernel_size"), pad4=("padding",))},
         description="2-D convolution (groups, dilation, any permutation of NCHW / OIHW layouts).",
@@ -320,6 +322,7 @@ register(
         _conv_rel("nn.conv1d", "NCW", "OIW"),
         OpPattern.OUT_ELEMWISE_FUSABLE,
         _conv1d_impl,
+        te_impl=conv1d_te,
         attrs=_conv_attrs(1, "NCW", "OIW"),
         extras={"builder_normalize": _normalize_conv1d},
         description="1-D convolution.",
@@ -334,6 +337,7 @@ register(
         _conv2d_transpose_rel,
         OpPattern.OUT_ELEMWISE_FUSABLE,
         _conv2d_transpose_impl,
+        te_impl=conv2d_transpose_te,
         attrs=(
             AttrField("channels", None, to_int),
             AttrField("kernel_size", None, to_ints),

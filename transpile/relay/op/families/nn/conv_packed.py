@@ -18,6 +18,7 @@ from ._common import (
 )
 from .conv import _conv_attrs
 from .conv_kernels import conv2d_nchw
+from .conv_te import conv2d_nchwc_te
 
 
 def _blocks(layout: str, primal: str, op_name: str, what: str) -> tuple[list[str], dict]:
@@ -140,6 +141,7 @@ register(
         _nchwc_rel,
         OpPattern.OUT_ELEMWISE_FUSABLE,
         _nchwc_impl,
+        te_impl=conv2d_nchwc_te,
         # The C++ op reuses Conv2DAttrs (defaults NCHW / OIHW); only the Python builder defaulted to NCHW8c.
         attrs=_conv_attrs(2, "NCHW", "OIHW"),
         extras={

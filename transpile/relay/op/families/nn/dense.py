@@ -8,6 +8,7 @@ from ....ty import AnyDim, TensorType
 from ...common import dim_eq, expect_tensor, fmt_type
 from ...registry import AttrField, OpPattern, RelationError, register
 from ._common import NNOpDef, compute_dtype, is_any, to_bool, to_dtype, to_int, type_matches
+from .te_common import accumulate_dtype, cast
 
 _UNITS_DOC = "number of output units; None means inferred from the weight"
 
@@ -132,6 +133,67 @@ def _batch_flatten_impl(args, attrs, out_type):
     return data.reshape(data.shape[0], -1)
 
 
+# --- TE lowerings (tvm imported inside: importing the registry must not import tvm)
+
+
+def _matmul_te(a, b, transpose_a, transpose_b, out_dtype):
+    """a @ b (rank-2 b) accumulating like the numpy reference; 2-D cases go to topi."""
+    from tvm import te, topi
+
+    acc = accumulate_dtype(out_dtype)
+    if len(a.shape) == 2:
+        if transpose_b and not transpose_a:
+            out = topi.nn.dense(a, b, out_dtype=acc)  # block "T_matmul_NT"
+        else:
+            out = topi.nn.matmul(a, b, out_dtype=acc, transpose_a=transpose_a, transpose_b=transpose_b)
+        return cast(out, out_dtype)
+    # Rank 1 or > 2 input (dense over a sequence): one reduction over the leading dims, same block name.
+    lead = list(a.shape[:-2]) + [a.shape[-1]] if transpose_a else list(a.shape[:-1])
+    units = b.shape[0] if transpose_b else b.shape[1]
+    k = te.reduce_axis((0, a.shape[-2] if transpose_a else a.shape[-1]), name="k")
+
+    def element(*index):
+        *outer, j = index
+        a_index = (*outer[:-1], k, outer[-1]) if transpose_a else (*outer, k)
+        b_value = b[j, k] if transpose_b else b[k, j]
+        return te.sum(a[a_index].astype(acc) * b_value.astype(acc), axis=k)
+
+    name = f"T_matmul_{'T' if transpose_a else 'N'}{'T' if transpose_b else 'N'}"  # topi's names
+    return cast(te.compute(lead + [units], element, name=name, tag="matmul"), out_dtype)
+
+
+def _dense_te(inputs, attrs, out_type):
+    return _matmul_te(inputs[0], inputs[1], False, True, out_type.dtype)
+
+
+def _matmul_op_te(inputs, attrs, out_type):
+    return _matmul_te(inputs[0], inputs[1], attrs.transpose_a, attrs.transpose_b, out_type.dtype)
+
+
+def _batch_matmul_te(inputs, attrs, out_type):
+    from tvm import topi
+
+    acc = accumulate_dtype(out_type.dtype)
+    out = topi.nn.batch_matmul(
+        inputs[0], inputs[1], out_dtype=acc, transpose_a=attrs.transpose_a, transpose_b=attrs.transpose_b
+    )
+    return cast(out, out_type.dtype)
+
+
+def _bias_add_te(inputs, attrs, out_type):
+    from tvm import te
+
+    data, bias = inputs
+    axis = attrs.axis % len(data.shape)
+    return te.compute(data.shape, lambda *i: data(*i) + bias[i[axis]], name="T_add", tag="broadcast")
+
+
+def _batch_flatten_te(inputs, attrs, out_type):
+    from tvm import topi
+
+    return topi.nn.flatten(inputs[0])
+
+
 register(
     NNOpDef(
         "nn.dense",
@@ -139,6 +201,7 @@ register(
         _matmul_rel_for("nn.dense", (False, True)),
         OpPattern.OUT_ELEMWISE_FUSABLE,
         _dense_impl,
+        te_impl=_dense_te,
         attrs=(
             # No C++ default: TVM's printer always printed it (`units=None`).
             AttrField("units", doc=_UNITS_DOC, convert=to_int),
@@ -155,6 +218,7 @@ register(
         _matmul_rel_for("nn.matmul", None),
         OpPattern.OUT_ELEMWISE_FUSABLE,
         _matmul_impl,
+        te_impl=_matmul_op_te,
         attrs=(
             AttrField("units", doc=_UNITS_DOC, convert=to_int),
             AttrField("out_dtype", "", to_dtype),
@@ -172,6 +236,7 @@ register(
         _batch_matmul_rel,
         OpPattern.OUT_ELEMWISE_FUSABLE,
         _matmul_impl,
+        te_impl=_batch_matmul_te,
         attrs=(
             AttrField("out_dtype", "", to_dtype),
             AttrField("transpose_a", False, to_bool),
@@ -190,6 +255,7 @@ register(
         _bias_add_rel,
         OpPattern.BROADCAST,
         _bias_add_impl,
+        te_impl=_bias_add_te,
         attrs=(AttrField("axis", 1, to_int, "the axis of data the 1-D bias runs along"),),
         description="data + bias broadcast along axis.",
     )
@@ -201,6 +267,7 @@ register(
         _batch_flatten_rel,
         OpPattern.INJECTIVE,
         _batch_flatten_impl,
+        te_impl=_batch_flatten_te,
         description="Reshape to (batch, product of the other dimensions).",
     )
 )

@@ -8,6 +8,7 @@ from ....ty import TensorType, TupleType
 from ...common import expect_tensor, fmt_type, normalize_axis
 from ...registry import AttrField, OpPattern, RelationError, register
 from ._common import NNOpDef, compute_dtype, to_bool, to_float, to_int, to_ints, type_matches
+from .norm_te import batch_norm_te, dropout_te, group_norm_te, instance_norm_te, l2_normalize_te, layer_norm_te
 
 
 def _check_params(op_name: str, data: TensorType, axis: int, arg_types, names) -> None:
@@ -153,6 +154,7 @@ register(
         _batch_norm_rel,
         OpPattern.OPAQUE,
         _batch_norm_impl,
+        te_impl=batch_norm_te,
         attrs=_norm_attrs(1),
         description="Inference batch norm; returns (out, moving_mean, moving_var) like TVM.",
     )
@@ -164,6 +166,7 @@ register(
         _per_channel_rel("nn.layer_norm"),
         OpPattern.OPAQUE,
         _layer_norm_impl,
+        te_impl=layer_norm_te,
         attrs=_norm_attrs(-1),
         description="Normalize along one axis, then scale by gamma and shift by beta.",
     )
@@ -175,6 +178,7 @@ register(
         _per_channel_rel("nn.instance_norm"),
         OpPattern.OPAQUE,
         _instance_norm_impl,
+        te_impl=instance_norm_te,
         attrs=_norm_attrs(1),
         description="Normalize each (sample, channel) over the remaining axes.",
     )
@@ -186,6 +190,7 @@ register(
         _per_channel_rel("nn.group_norm"),
         OpPattern.OPAQUE,
         _group_norm_impl,
+        te_impl=group_norm_te,
         attrs=(AttrField("num_groups", 0, to_int),) + _norm_attrs(1),
         description="Normalize groups of channels of each sample.",
     )
@@ -197,6 +202,7 @@ register(
         _l2_normalize_rel,
         OpPattern.OUT_ELEMWISE_FUSABLE,
         _l2_normalize_impl,
+        te_impl=l2_normalize_te,
         attrs=(AttrField("eps", convert=to_float), AttrField("axis", convert=to_ints)),
         extras={"builder_defaults": {"axis": ()}},
         description="x / sqrt(max(sum(x^2, axis), eps)).",
@@ -209,6 +215,7 @@ register(
         _dropout_rel,
         OpPattern.OPAQUE,
         _dropout_impl,
+        te_impl=dropout_te,
         attrs=(AttrField("rate", 0.5, to_float),),
         description="Identity at inference; returns (out, mask) like TVM (the builder returns field 0).",
         extras={"builder_post": lambda call: _first_field(call)},

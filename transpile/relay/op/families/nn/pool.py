@@ -24,6 +24,7 @@ from ._common import (
     to_ints,
     to_str,
 )
+from .te_common import accumulate_dtype, cast, dims, ints
 
 
 def _spatial_indices(op_name: str, layout: str, data: TensorType, spatial: str) -> list[int]:
@@ -136,7 +137,13 @@ def _pool_impl(op_name: str, spatial: str, kind: str):
                 for i in range(nd)
             ]
             counts = functools.reduce(np.multiply.outer, per_axis)
-            result = result / np.maximum(counts, 1) if x.dtype.kind == "f" else result // np.maximum(counts, 1)
+            counts = np.maximum(counts, 1)
+            if x.dtype.kind == "f":
+                result = result / counts
+            else:
+                # Integer averages truncate toward zero (C division), as topi's pool did.
+                quotient = np.abs(result) // counts
+                result = np.where(result < 0, -quotient, quotient)
         return np.moveaxis(result, list(range(x.ndim - nd, x.ndim)), indices).astype(x.dtype)
 
     return impl
@@ -207,6 +214,63 @@ def _adaptive_pool_impl(reduce):
     return impl
 
 
+# --- TE lowerings (tvm imported inside: importing the registry must not import tvm)
+
+
+def _summed(x, kind: str):
+    # Averages sum like the numpy reference: float16 in float32, integers in int64 (topi alone
+    # would sum int8 in int8 and overflow); max needs no wider type.
+    if kind != "avg":
+        return x
+    return cast(x, "int64" if str(x.dtype).startswith(("int", "uint")) else accumulate_dtype(x.dtype))
+
+
+def _pool_te(op_name: str, spatial: str, kind: str):
+    nd = len(spatial)
+
+    def te_impl(inputs, attrs, out_type):
+        from tvm import topi
+
+        x = inputs[0]
+        pool = topi.nn.pool2d if nd == 2 else topi.nn.pool1d
+        out = pool(
+            _summed(x, kind),
+            ints(spatial_pair(attrs.pool_size, op_name, "pool_size", nd)),
+            ints(spatial_pair(attrs.strides, op_name, "strides", nd)),
+            ints(spatial_pair(attrs.dilation, op_name, "dilation", nd)),
+            ints(_pads(attrs.padding, op_name, nd)),
+            kind,
+            ceil_mode=attrs.ceil_mode,
+            layout=attrs.layout,
+            count_include_pad=attrs.count_include_pad if kind == "avg" else False,
+        )
+        return cast(out, x.dtype)
+
+    return te_impl
+
+
+def _global_pool_te(kind: str):
+    def te_impl(inputs, attrs, out_type):
+        from tvm import topi
+
+        x = inputs[0]
+        return cast(topi.nn.global_pool(_summed(x, kind), kind, layout=attrs.layout), x.dtype)
+
+    return te_impl
+
+
+def _adaptive_pool_te(kind: str):
+    def te_impl(inputs, attrs, out_type):
+        from tvm import topi
+
+        x = inputs[0]
+        axes = layout_axes(attrs.layout, f"nn.adaptive_{kind}_pool2d", "layout")
+        sizes = _adaptive_sizes(attrs.output_size, dims(x), [axes.index(a) for a in "HW"])
+        return cast(topi.nn.adaptive_pool(_summed(x, kind), ints(sizes), kind, layout=attrs.layout), x.dtype)
+
+    return te_impl
+
+
 def _pool_attrs(nd: int, layout: str, avg: bool) -> tuple:
     fields = (
         AttrField("pool_size", convert=to_ints, doc="window size (no default in TVM's C++ attrs)"),
@@ -236,6 +300,7 @@ for _nd, _suffix, _layout, _spatial in ((2, "2d", "NCHW", "HW"), (1, "1d", "NCW"
                 _pool_rel(_name, _spatial),
                 OpPattern.OUT_ELEMWISE_FUSABLE,
                 _pool_impl(_name, _spatial, _kind),
+                te_impl=_pool_te(_name, _spatial, _kind),
                 attrs=_pool_attrs(_nd, _layout, _kind == "avg"),
                 extras=dict(_builder),
                 description=f"{_kind} pooling over {'H, W' if _nd == 2 else 'W'}",
@@ -250,6 +315,7 @@ for _kind, _reduce in (("avg", np.mean), ("max", np.max)):
             _global_pool_rel(f"nn.global_{_kind}_pool2d"),
             OpPattern.OUT_ELEMWISE_FUSABLE,
             _global_pool_impl(_reduce),
+            te_impl=_global_pool_te(_kind),
             attrs=(AttrField("layout", "NCHW", to_str), AttrField("out_layout", "", to_str)),
             description=f"{_kind} over the whole H and W extent (kept as size-1 dimensions).",
         )
@@ -261,6 +327,7 @@ for _kind, _reduce in (("avg", np.mean), ("max", np.max)):
             _adaptive_pool_rel(f"nn.adaptive_{_kind}_pool2d"),
             OpPattern.OUT_ELEMWISE_FUSABLE,
             _adaptive_pool_impl(_reduce),
+            te_impl=_adaptive_pool_te(_kind),
             attrs=(
                 AttrField("output_size", (), to_ints, "(h, w), (s,) for both, () or None entries keep the input size"),
                 AttrField("layout", "NCHW", to_str),

@@ -8,6 +8,7 @@ from ....ty import AnyDim, TensorType
 from ...common import expect_tensor, fmt_type
 from ...registry import AttrField, OpPattern, RelationError, register
 from ._common import NNOpDef, is_any, layout_positions, to_bool, to_float, to_int_pairs, to_str
+from .te_common import dims, permute
 
 _PAD_MODES = ("constant", "edge", "reflect")
 _UPSAMPLING_METHODS = ("nearest_neighbor", "bilinear")
@@ -107,6 +108,63 @@ def _upsampling_impl(args, attrs, out_type):
     return np.moveaxis(out, [-2, -1], [hi, wi]).astype(x.dtype)
 
 
+# --- TE lowerings (tvm imported inside: importing the registry must not import tvm)
+
+
+def _pad_te(inputs, attrs, out_type):
+    from tvm import te, tirx, topi
+
+    data, pad_value = inputs
+    dtype = str(data.dtype)
+    value = pad_value().astype(dtype)
+    widths = [tuple(int(w) for w in pair) for pair in attrs.pad_width]
+    if attrs.pad_mode == "constant" and all(b >= 0 and a >= 0 for b, a in widths):
+        return topi.nn.pad(data, [b for b, _ in widths], [a for _, a in widths], pad_value=value, name="T_pad")
+    # Negative widths crop first (as the reference does), then the mode applies to the cropped extent.
+    shape = dims(data)
+    crops = [(max(0, -b), max(0, -a)) for b, a in widths]
+    sizes = [n - lo - hi for n, (lo, hi) in zip(shape, crops)]
+
+    def source(j, size):
+        if attrs.pad_mode == "edge":
+            return tirx.max(tirx.min(j, size - 1), 0)
+        # Reflection repeats with period 2 (size - 1); a size-1 extent reads index 0 throughout.
+        period = tirx.max(2 * (size - 1), 1)
+        m = tirx.floormod(j, period)
+        return tirx.Select(m >= size, period - m, m)
+
+    def element(*i):
+        index, inside = [], []
+        for d, (b, _) in enumerate(widths):
+            j = i[d] - max(0, b)
+            if attrs.pad_mode == "constant":
+                inside += [j >= 0, j < sizes[d]]
+                index.append(j + crops[d][0])
+            else:
+                index.append(source(j, sizes[d]) + crops[d][0])
+        if inside:
+            return tirx.if_then_else(tirx.all(*inside), data(*index), value)
+        return data(*index)
+
+    out_shape = [size + max(0, b) + max(0, a) for size, (b, a) in zip(sizes, widths)]
+    return te.compute(out_shape, element, name="T_pad", tag="injective,pad")
+
+
+def _upsampling_te(inputs, attrs, out_type):
+    from tvm import topi
+
+    layout = attrs.layout if attrs.layout in ("NCHW", "NHWC") else "NCHW"
+    out = topi.nn.upsampling(
+        permute(inputs[0], attrs.layout, layout),
+        attrs.scale_h,
+        attrs.scale_w,
+        layout=layout,
+        method=attrs.method,
+        align_corners=attrs.align_corners,
+    )
+    return permute(out, layout, attrs.layout)
+
+
 def _build_pad(data, pad_width, pad_value=0, pad_mode="constant"):
     from ....expr import to_expr
     from ...registry import make_call
@@ -128,6 +186,7 @@ register(
         _pad_rel,
         OpPattern.INJECTIVE,
         _pad_impl,
+        te_impl=_pad_te,
         attrs=(
             AttrField("pad_width", convert=to_int_pairs, doc="((before, after), ...) per dimension"),
             AttrField("pad_mode", "constant", to_str, "constant, edge or reflect"),
@@ -142,6 +201,7 @@ register(
         _upsampling_rel,
         OpPattern.INJECTIVE,
         _upsampling_impl,
+        te_impl=_upsampling_te,
         attrs=(
             AttrField("scale_h", convert=to_float),
             AttrField("scale_w", convert=to_float),
