@@ -1,0 +1,120 @@
+"""The schedule library: which schedule each kernel kind gets, that it really transforms the loops
+(vectorized/parallel, epilogue folded into the write-back), and that failures fall back safely."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+tvm = pytest.importorskip("tvm")
+
+import transpile.relay as relay  # noqa: E402
+from transpile.kernels import schedules  # noqa: E402
+from transpile.kernels.build import build_kernels  # noqa: E402
+from transpile.kernels.lower import lower_kernel  # noqa: E402
+from transpile.kernels.schedules import choose_schedule  # noqa: E402
+from transpile.kernels.target import c_target, host_target, vector_lanes  # noqa: E402
+
+from test_kernels import make_kernel, random_args, run_kernel  # noqa: E402
+
+T = relay.TensorType
+F32 = "float32"
+
+
+def scheduled(kernel, target=None):
+    target = host_target() if target is None else target
+    mod, kind = choose_schedule(lower_kernel(kernel, schedule=False), kernel, target)
+    return mod[kernel.name].script(), kind
+
+
+def dense_bias_relu(rows, units=128, k=256):
+    return make_kernel(
+        f"dense_{rows}",
+        lambda a, b, c: relay.nn.relu(relay.nn.bias_add(relay.nn.dense(a, b, units=units), c)),
+        T((rows, k), F32),
+        T((units, k), F32),
+        T((units,), F32),
+    )[0]
+
+
+def test_dense_is_register_tiled_vectorized_parallel_with_epilogue_folded():
+    script, kind = scheduled(dense_bias_relu(64))
+    assert kind == "matmul"
+    assert "T.vectorized" in script and "T.parallel" in script and "T.unroll" in script
+    assert 'scope="local"' in script  # accumulators in registers
+    # bias_add and relu are computed by the write-back block, not by blocks of their own
+    assert 'T.sblock("T_add")' not in script and 'T.sblock("compute")' not in script
+    assert "T.max(" in script
+    # the [j, k] weight is repacked so vector loads are contiguous
+    assert "_global" in script
+
+
+def test_single_row_dense_uses_vector_dot_products():
+    script, kind = scheduled(dense_bias_relu(1))
+    assert kind == "matmul"
+    assert "_rf" in script and "T.vectorized" in script
+
+
+def test_small_kernels_are_not_parallel():
+    script, kind = scheduled(dense_bias_relu(2, units=16, k=16))
+    assert "T.parallel" not in script
+    script, kind = scheduled(make_kernel("tiny", lambda a: relay.nn.relu(a), T((4, 8), F32))[0])
+    assert kind == "default" and "T.parallel" not in script and "T.vectorized" in script
+
+
+def test_elementwise_chain_is_fused_into_one_vectorized_parallel_loop():
+    kernel = make_kernel(
+        "chain", lambda a, b: relay.exp(relay.nn.relu(a + b) * relay.const(2.0)), T((512, 1024), F32), T((1024,), F32)
+    )[0]
+    script, kind = scheduled(kernel)
+    assert kind == "default"
+    # every intermediate inlined into the output block
+    assert script.count('T.sblock("') - script.count('T.sblock("root")') == 1
+    assert "T.vectorized(%d)" % (2 * vector_lanes(F32)) in script and "T.parallel" in script
+
+
+def test_conv2d_schedule():
+    kernel = make_kernel(
+        "conv",
+        lambda a, b: relay.nn.relu(relay.nn.conv2d(a, b, padding=(1, 1))),
+        T((1, 16, 32, 32), F32),
+        T((32, 16, 3, 3), F32),
+    )[0]
+    script, kind = scheduled(kernel)
+    assert kind == "conv2d_nchw"
+    assert "T.vectorized" in script and "T.parallel" in script and 'scope="local"' in script
+    assert 'T.sblock("compute")' not in script  # relu folded into the write-back
+
+
+def test_reductions_and_softmax():
+    script, kind = scheduled(make_kernel("sm", lambda a: relay.nn.softmax(a), T((64, 1000), F32))[0])
+    assert kind == "dlight.Reduction" and "T.parallel" in script
+    script, kind = scheduled(make_kernel("rs", lambda a: relay.sum(a, axis=[1]), T((1024, 512), F32))[0])
+    assert kind == "default" and "T.parallel" in script
+
+
+def test_c_target_schedules_neither_vectorize_nor_parallel():
+    script, kind = scheduled(dense_bias_relu(64), c_target())
+    assert kind == "matmul"
+    assert "T.vectorized" not in script and "T.parallel" not in script
+    script, _ = scheduled(make_kernel("chain", lambda a: relay.nn.relu(a), T((512, 512), F32))[0], c_target())
+    assert "T.vectorized" not in script and "T.parallel" not in script
+
+
+def test_failing_schedules_fall_back_to_default_then_unscheduled(monkeypatch, tmp_path):
+    kernel = dense_bias_relu(8, units=32, k=32)
+
+    def broken(func, kernel, target):
+        raise RuntimeError("schedule bug")
+
+    monkeypatch.setattr(schedules, "STRATEGIES", (broken, schedules._default))
+    _, kind = scheduled(kernel)
+    assert kind == "default"
+    monkeypatch.setattr(schedules, "STRATEGIES", (broken, broken))
+    script, kind = scheduled(kernel)
+    assert kind == "none" and "T.vectorized" not in script
+    # the unscheduled kernel still builds and computes the right thing
+    library = build_kernels([kernel], tmp_path)
+    args = random_args(kernel)
+    expected = relay.evaluate(kernel.body, *args)
+    np.testing.assert_allclose(run_kernel(library, kernel, args)[0], expected, rtol=1e-4, atol=1e-5)

@@ -1,0 +1,96 @@
+"""Compiling a program's kernels into one object file (and optionally portable C) with one tvm.compile."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .lower import KernelLoweringError, check_kernel_name, lower_kernel
+from .threads import configure_threads
+
+__all__ = ["KernelLibrary", "build_kernels", "symbol_of", "OBJECT_NAME", "C_SOURCE_NAME"]
+
+log = logging.getLogger(__name__)
+
+OBJECT_NAME = "kernels.o"
+C_SOURCE_NAME = "kernels.c"
+
+
+def symbol_of(kernel_name: str) -> str:
+    """The C symbol of a compiled kernel (TVM-FFI safe-call ABI)."""
+    return f"__tvm_ffi_{kernel_name}"
+
+
+@dataclass
+class KernelLibrary:
+    """Compiled kernels: the object file, each kernel's C symbol and the loaded TVM runtime module.
+
+    `module[name](*tensors)` runs a kernel from Python (inputs then outputs, tvm.runtime tensors).
+    `c_source_path` is set when built with c_source=True (TVM's `c` target, for the standalone bundle).
+    """
+
+    object_path: Path | None
+    symbols: dict = field(default_factory=dict)
+    module: object = None
+    c_source_path: Path | None = None
+    schedules: dict = field(default_factory=dict)
+    target: object = None
+
+
+def _check_names(kernels) -> None:
+    seen = set()
+    for kernel in kernels:
+        check_kernel_name(kernel.name)
+        if kernel.name in seen:
+            raise KernelLoweringError(f"two kernels are named {kernel.name}")
+        seen.add(kernel.name)
+
+
+def _lowered_module(kernels, target, schedule: bool):
+    import tvm
+
+    from .schedules import choose_schedule
+
+    functions, kinds = {}, {}
+    for kernel in kernels:
+        func = lower_kernel(kernel, schedule=False)
+        if schedule:
+            mod, kinds[kernel.name] = choose_schedule(func, kernel, target)
+            func = mod[kernel.name]
+        else:
+            kinds[kernel.name] = "none"
+        functions[kernel.name] = func
+    return tvm.IRModule(functions), kinds
+
+
+def build_kernels(kernels, out_dir, target=None, schedule: bool = True, c_source: bool = False) -> KernelLibrary:
+    """Lowers, schedules and compiles `kernels` (LIR Kernels with unique C-identifier names) into
+    `out_dir/kernels.o` for `target` (default: the host CPU); with c_source=True also writes
+    `out_dir/kernels.c` from TVM's `c` target (scheduled for it: no vectorize/parallel).
+    An empty list gives a library with no object file."""
+    import tvm
+
+    from .target import c_target, host_target
+
+    configure_threads()
+    kernels = list(kernels)
+    _check_names(kernels)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = host_target() if target is None else target
+    library = KernelLibrary(object_path=None, target=target)
+    if not kernels:
+        return library
+    mod, library.schedules = _lowered_module(kernels, target, schedule)
+    executable = tvm.compile(mod, target=target)
+    library.object_path = out_dir / OBJECT_NAME
+    executable.mod.write_to_file(str(library.object_path))
+    library.module = executable.mod
+    library.symbols = {k.name: symbol_of(k.name) for k in kernels}
+    if c_source:
+        c_mod, _ = _lowered_module(kernels, c_target(), schedule)
+        c_executable = tvm.compile(c_mod, target=c_target())
+        library.c_source_path = out_dir / C_SOURCE_NAME
+        library.c_source_path.write_text(c_executable.mod.inspect_source())
+    return library

@@ -1,0 +1,226 @@
+"""Lowering an LIR Kernel to TE tensors (through each operator's registry `te_impl`) and to a PrimFunc.
+
+Calling convention of the resulting PrimFunc (and of the compiled `__tvm_ffi_<name>` symbol):
+a packed TVM-FFI call with DLTensor arguments, the kernel's inputs first (in `kernel.params`
+order) then one output tensor per result tensor (a tuple result is flattened in order). Every
+buffer must be 64-byte aligned; the kernel does not check it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..errors import TranspileError, UnsupportedFeatureError
+from ..relay.ty import AnyDim, TensorType, TupleType
+
+__all__ = ["KernelLoweringError", "kernel_to_te", "lower_kernel", "result_types", "check_kernel_name"]
+
+_C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class KernelLoweringError(TranspileError):
+    """A kernel could not be expressed in TE (missing or inconsistent operator lowering)."""
+
+
+def check_kernel_name(name: str) -> None:
+    if not isinstance(name, str) or not _C_IDENTIFIER.match(name):
+        raise KernelLoweringError(f"kernel name {name!r} is not a C identifier")
+
+
+def result_types(kernel) -> list[TensorType]:
+    """The kernel's result tensor types in output order (a tuple result flattened)."""
+    ty = kernel.body.body.checked_type
+    return _flatten_type(ty, kernel.name)
+
+
+def _flatten_type(ty, kernel_name) -> list[TensorType]:
+    if isinstance(ty, TensorType):
+        return [ty]
+    if isinstance(ty, TupleType):
+        out = []
+        for field in ty.fields:
+            out.extend(_flatten_type(field, kernel_name))
+        return out
+    raise KernelLoweringError(f"kernel {kernel_name}: expected a tensor or tuple-of-tensors result, found {ty!r}")
+
+
+def _static_shape(ty: TensorType, what: str, kernel_name: str) -> tuple[int, ...]:
+    if any(isinstance(d, AnyDim) for d in ty.shape):
+        raise UnsupportedFeatureError(
+            "dynamic_shapes",
+            "tvm-kernels",
+            detail=f"kernel {kernel_name}: {what} has type Tensor[{ty.shape}, {ty.dtype}] with a dynamic (?) dimension",
+        )
+    return tuple(int(d) for d in ty.shape)
+
+
+class _ToTE:
+    """Evaluates a kernel's Relay body over TE tensors; shared sub-expressions are computed once."""
+
+    def __init__(self, kernel):
+        from tvm import te
+
+        self.te = te
+        self.kernel = kernel
+        self.memo: dict = {}
+        self.inputs = []
+        function = kernel.body
+        if len(function.params) != len(kernel.params):
+            raise KernelLoweringError(
+                f"kernel {kernel.name}: body has {len(function.params)} parameters, kernel declares {len(kernel.params)}"
+            )
+        for var, param in zip(function.params, kernel.params):
+            ty = getattr(var, "checked_type_", None) or param.type
+            if not isinstance(ty, TensorType):
+                raise KernelLoweringError(f"kernel {kernel.name}: parameter {param.name} is not a tensor ({ty!r})")
+            shape = _static_shape(ty, f"parameter {param.name}", kernel.name)
+            tensor = te.placeholder(shape, ty.dtype, name=param.name)
+            self.memo[var] = tensor
+            self.inputs.append(tensor)
+        self.n_consts = 0
+
+    def run(self, expr):
+        # Iterative post-order so long fused chains cannot hit Python's recursion limit.
+        from ..relay import expr as rx
+
+        stack = [(expr, False)]
+        while stack:
+            node, ready = stack.pop()
+            if node in self.memo:
+                continue
+            children = self._children(node, rx)
+            if not ready and children:
+                stack.append((node, True))
+                stack.extend((c, False) for c in children if c not in self.memo)
+                continue
+            self.memo[node] = self._visit(node, rx)
+        return self.memo[expr]
+
+    def _children(self, node, rx):
+        if isinstance(node, rx.Call):
+            return list(node.args)
+        if isinstance(node, rx.Tuple):
+            return list(node.fields)
+        if isinstance(node, rx.TupleGetItem):
+            return [node.tuple_value]
+        return []
+
+    def _visit(self, node, rx):
+        if isinstance(node, rx.Call):
+            return self._call(node, rx)
+        if isinstance(node, rx.Tuple):
+            return [self.memo[f] for f in node.fields]
+        if isinstance(node, rx.TupleGetItem):
+            return self.memo[node.tuple_value][node.index]
+        if isinstance(node, rx.Constant):
+            return self._constant(node)
+        if isinstance(node, rx.Var):
+            raise KernelLoweringError(f"kernel {self.kernel.name}: free variable {node.name_hint} in the body")
+        raise KernelLoweringError(f"kernel {self.kernel.name}: unexpected {type(node).__name__} in a kernel body")
+
+    def _constant(self, node):
+        import tvm
+
+        data = np.asarray(node.data)
+        if data.ndim != 0:
+            raise KernelLoweringError(
+                f"kernel {self.kernel.name}: non-scalar constant of shape {data.shape} in a kernel body "
+                "(the pipeline hoists those into kernel parameters)"
+            )
+        dtype = data.dtype.name
+        value = data.item()
+        self.n_consts += 1
+        return self.te.compute((), lambda: tvm.tirx.const(value, dtype), name=f"const{self.n_consts}")
+
+    def _call(self, call, rx):
+        op = call.op
+        opdef = op.definition if isinstance(op, rx.Op) else None
+        name = getattr(op, "name", repr(op))
+        if opdef is None:
+            raise KernelLoweringError(f"kernel {self.kernel.name}: {name} is not a registered operator")
+        if opdef.te_impl is None:
+            raise UnsupportedFeatureError(
+                f"operator {name}", "tvm-kernels", detail=f"it has no TE lowering (te_impl) in the registry"
+            )
+        args = [self.memo[a] for a in call.args]
+        out_type = call.checked_type
+        try:
+            result = opdef.te_impl(args, call.attrs, out_type)
+        except TranspileError:
+            raise
+        except Exception as exc:
+            raise KernelLoweringError(
+                f"kernel {self.kernel.name}: TE lowering of {name} failed for {out_type!r}: {type(exc).__name__}: {exc}"
+            ) from exc
+        self._check(name, result, out_type)
+        return result
+
+    def _check(self, name, result, out_type):
+        if isinstance(out_type, TupleType):
+            if not isinstance(result, (list, tuple)) or len(result) != len(out_type.fields):
+                raise KernelLoweringError(
+                    f"kernel {self.kernel.name}: TE lowering of {name} must return {len(out_type.fields)} tensors"
+                )
+            for r, t in zip(result, out_type.fields):
+                self._check(name, r, t)
+            return
+        if isinstance(result, (list, tuple)) or not hasattr(result, "shape"):
+            raise KernelLoweringError(f"kernel {self.kernel.name}: TE lowering of {name} must return one tensor")
+        expected = _static_shape(out_type, f"the result of {name}", self.kernel.name)
+        found = tuple(int(d) for d in result.shape)
+        if found != expected or str(result.dtype) != out_type.dtype:
+            raise KernelLoweringError(
+                f"kernel {self.kernel.name}: TE lowering of {name} produced Tensor[{found}, {result.dtype}], "
+                f"the type says Tensor[{expected}, {out_type.dtype}]"
+            )
+
+
+def _flatten_values(value) -> list:
+    if isinstance(value, (list, tuple)):
+        out = []
+        for v in value:
+            out.extend(_flatten_values(v))
+        return out
+    return [value]
+
+
+def _copy_of(tensor):
+    return lambda *index: tensor(*index)
+
+
+def kernel_to_te(kernel):
+    """(inputs, outputs): TE placeholders for `kernel.params` and one TE tensor per result tensor."""
+    from tvm import te
+
+    check_kernel_name(kernel.name)
+    walker = _ToTE(kernel)
+    outputs = _flatten_values(walker.run(kernel.body.body))
+    expected = result_types(kernel)
+    if len(outputs) != len(expected):
+        raise KernelLoweringError(f"kernel {kernel.name}: {len(outputs)} outputs for {len(expected)} result tensors")
+    # An output must be computed by the kernel and distinct from the others (each is its own buffer).
+    seen = set()
+    inputs = set(walker.inputs)
+    for index, tensor in enumerate(outputs):
+        if tensor in inputs or tensor in seen:
+            outputs[index] = te.compute(tensor.shape, _copy_of(tensor), name=f"{kernel.name}_out{index}")
+        seen.add(outputs[index])
+    return list(walker.inputs), outputs
+
+
+def lower_kernel(kernel, schedule: bool = True, target=None):
+    """The kernel as a PrimFunc named `kernel.name` (params: inputs then outputs), scheduled for `target`."""
+    from tvm import te
+
+    from .target import host_target
+
+    inputs, outputs = kernel_to_te(kernel)
+    func = te.create_prim_func(inputs + outputs).with_attr("global_symbol", kernel.name)
+    if not schedule:
+        return func
+    from .schedules import schedule_kernel
+
+    mod = schedule_kernel(func, kernel, host_target() if target is None else target)
+    return mod[kernel.name]

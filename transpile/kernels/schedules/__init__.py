@@ -1,0 +1,117 @@
+"""Schedules for kernels on the host CPU, chosen by the kernel's pattern kind and master operator.
+
+- dense / matmul / batch_matmul (a two-input multiply-accumulate block): register-tiled
+  micro-kernel, vectorized over output columns, parallel over tiles, epilogue inlined.
+- conv2d NCHW: output-channel x output-width register tile, vectorized, parallel over rows.
+- reductions with several blocks (softmax, normalizations): `tvm.s_tir.dlight.cpu.Reduction`.
+- everything else (elementwise, broadcast, injective, simple reductions, pooling): intermediates
+  inlined, loops fused, vectorized and parallelized (reductions: parallel over the kept axes).
+
+A schedule never fails a build: if the specific schedule fails, the default one is tried, and if
+that fails too the kernel stays unscheduled (logged at debug level).
+"""
+
+from __future__ import annotations
+
+from ...relay.op.registry import OpPattern
+from .common import Ctx, blocks, inline_intermediates, is_reduction, log, schedule_remaining
+from .conv import is_conv2d_nchw, schedule_conv2d_nchw
+from .matmul import is_matmul, schedule_matmul
+
+__all__ = ["schedule_kernel", "choose_schedule", "STRATEGIES"]
+
+
+def _master_schedule(ctx: Ctx, kernel) -> str:
+    """Schedules the kernel's one reduction block as matmul or conv2d; returns what was done."""
+    sch = ctx.sch
+    reductions = [b for b in blocks(sch) if is_reduction(sch, b)]
+    if len(reductions) != 1:
+        return ""
+    master = reductions[0]
+    if is_matmul(ctx, master):
+        kind, schedule = "matmul", schedule_matmul
+    elif is_conv2d_nchw(ctx, master, kernel):
+        kind, schedule = "conv2d_nchw", schedule_conv2d_nchw
+    else:
+        return ""
+    # Producers of the master (a conv's padding) stay separate: inlining them would put a
+    # bounds check into the innermost loop.
+    keep = {ctx.name(p) for p in sch.get_producers(master)}
+    master_name = ctx.name(master)
+    inline_intermediates(ctx, keep=keep)
+    others = {ctx.name(b) for b in blocks(sch)} - {master_name}
+    schedule(ctx, sch.get_sblock(master_name))
+    # Epilogue blocks that could not be folded into the write-back get the default schedule.
+    schedule_remaining(ctx, only=others)
+    return kind
+
+
+def _new_schedule(func, name):
+    import tvm
+
+    sch = tvm.s_tir.Schedule(tvm.IRModule({name: func}))
+    sch.work_on(name)
+    return sch
+
+
+def _dlight_reduction(func, target):
+    """dlight's CPU Reduction rule (softmax-like block chains sharing leading spatial axes), or None."""
+    if target.kind.name != "llvm":
+        return None
+    from tvm.s_tir import dlight
+
+    with target:
+        result = dlight.cpu.Reduction().apply(func, target, False)
+    if result is None:
+        return None
+    return result[0] if isinstance(result, list) else result
+
+
+def _specific(func, kernel, target):
+    import tvm
+
+    name = kernel.name
+    if kernel.pattern in (OpPattern.COMM_REDUCE, OpPattern.OPAQUE):
+        sch = _dlight_reduction(func, target)
+        if sch is not None:
+            (scheduled,) = sch.mod.functions.values()
+            return tvm.IRModule({name: scheduled.with_attr("global_symbol", name)}), "dlight.Reduction"
+    sch = _new_schedule(func, name)
+    ctx = Ctx(sch, target)
+    kind = _master_schedule(ctx, kernel)
+    if not kind:
+        inline_intermediates(ctx)
+        schedule_remaining(ctx)
+        kind = "default"
+    return sch.mod, kind
+
+
+def _default(func, kernel, target):
+    sch = _new_schedule(func, kernel.name)
+    ctx = Ctx(sch, target)
+    inline_intermediates(ctx)
+    schedule_remaining(ctx)
+    return sch.mod, "default"
+
+
+STRATEGIES = (_specific, _default)
+
+
+def choose_schedule(primfunc, kernel, target):
+    """(IRModule {kernel.name: scheduled PrimFunc}, schedule kind): "matmul", "conv2d_nchw",
+    "dlight.Reduction", "default" or "none" (unscheduled). Never raises."""
+    import tvm
+
+    for strategy in STRATEGIES:
+        try:
+            mod, kind = strategy(primfunc, kernel, target)
+            log.debug("kernel %s: %s schedule", kernel.name, kind)
+            return mod, kind
+        except Exception as exc:  # noqa: BLE001 - any failure means: try the next, simpler schedule
+            log.debug("kernel %s: schedule %s failed: %s", kernel.name, strategy.__name__, exc)
+    return tvm.IRModule({kernel.name: primfunc}), "none"
+
+
+def schedule_kernel(primfunc, kernel, target):
+    """An IRModule {kernel.name: scheduled PrimFunc}; falls back to simpler schedules, never raises."""
+    return choose_schedule(primfunc, kernel, target)[0]

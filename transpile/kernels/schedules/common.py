@@ -1,0 +1,184 @@
+"""Helpers shared by the schedules: block analysis, inlining, factor choice, target-aware primitives."""
+
+from __future__ import annotations
+
+import logging
+
+from ..target import vector_lanes
+
+log = logging.getLogger("transpile.kernels.schedules")
+
+# Work (loop iterations, i.e. multiply-adds for matmul/conv) below which a parallel launch costs
+# more than it saves: a launch costs microseconds, far more when the machine is oversubscribed.
+PARALLEL_MIN_WORK = 1 << 18
+
+
+class Ctx:
+    """A schedule plus what the target allows: vector lanes, `vectorize` and `parallel` (not in the `c` target)."""
+
+    def __init__(self, sch, target):
+        self.sch = sch
+        self.target = target
+        self.native = target.kind.name == "llvm"
+
+    def lanes(self, dtype: str) -> int:
+        # The `c` target cannot vectorize, but gcc auto-vectorizes loops tiled for 8 float lanes.
+        return vector_lanes(dtype, self.target) if self.native else max(32 // _bytes(dtype), 1)
+
+    def vectorize(self, loop) -> None:
+        if self.native:
+            self.sch.vectorize(loop)
+
+    def parallel(self, loop) -> None:
+        # TVM's `c` target emits parallel loops serially; LLVM launches TVM's thread pool.
+        if self.native:
+            self.sch.parallel(loop)
+
+    def name(self, block) -> str:
+        return self.sch.get(block).name_hint
+
+
+def _bytes(dtype: str) -> int:
+    import tvm
+
+    return max(tvm.runtime.DataType(dtype).bits // 8, 1)
+
+
+def blocks(sch):
+    return list(sch.get_child_blocks(sch.get_sblock("root")))
+
+
+def iter_kinds(sch, block) -> str:
+    """'S'/'R'/'O' per block iter var, e.g. 'SSR' for dense (valid before loops are transformed)."""
+    kinds = []
+    for iv in sch.get(block).iter_vars:
+        kinds.append({0: "S", 2: "R"}.get(int(iv.iter_type), "O"))
+    return "".join(kinds)
+
+
+def is_reduction(sch, block) -> bool:
+    return "R" in iter_kinds(sch, block)
+
+
+def output_blocks(sch) -> set:
+    """Names of the blocks that write the function's output buffers."""
+    return {sch.get(b).name_hint for b in sch.get_output_blocks(sch.get_sblock("root"))}
+
+
+def block_dtype(sch, block) -> str:
+    region = sch.get(block).writes[0]
+    buffer = getattr(region, "buffer", None) or region.source
+    return str(buffer.dtype)
+
+
+def loop_extents(sch, loops) -> list[int]:
+    extents = []
+    for loop in loops:
+        ext = sch.get(loop).extent
+        extents.append(int(ext) if hasattr(ext, "value") or isinstance(ext, int) else 0)
+    return extents
+
+
+def product(values) -> int:
+    out = 1
+    for v in values:
+        out *= v
+    return out
+
+
+def largest_divisor(n: int, candidates) -> int:
+    """The first candidate that divides n (candidates in preference order), else 1."""
+    for c in candidates:
+        if c >= 1 and n % c == 0:
+            return c
+    return 1
+
+
+def inline_intermediates(ctx: Ctx, keep=()) -> None:
+    """compute_inline every spatial non-output block (elementwise chains, broadcasts, constants).
+
+    Blocks named in `keep` stay (e.g. a conv's padding). Inlining may fail (e.g. a block read
+    with a non-trivial pattern by a reduction); such blocks simply stay.
+    """
+    sch = ctx.sch
+    outputs = output_blocks(sch)
+    changed = True
+    while changed:
+        changed = False
+        for block in blocks(sch):
+            name = ctx.name(block)
+            if name in keep or name in outputs or is_reduction(sch, block):
+                continue
+            try:
+                sch.compute_inline(block)
+                changed = True
+            except Exception as exc:  # noqa: BLE001 - a schedule primitive's precondition failed
+                log.debug("compute_inline(%s) failed: %s", name, exc)
+
+
+def reverse_inline_consumers(ctx: Ctx, producer) -> None:
+    """Fold the elementwise epilogue (bias_add, relu, ...) into `producer`, a complete block."""
+    sch = ctx.sch
+    while True:
+        consumers = list(sch.get_consumers(producer))
+        if len(consumers) != 1:
+            return
+        try:
+            sch.reverse_compute_inline(consumers[0])
+        except Exception as exc:  # noqa: BLE001
+            log.debug("reverse_compute_inline(%s) failed: %s", ctx.name(consumers[0]), exc)
+            return
+
+
+def schedule_spatial_block(ctx: Ctx, block) -> None:
+    """Fuse all loops, split off vector lanes, vectorize the inner part and parallelize the outer."""
+    sch = ctx.sch
+    loops = sch.get_loops(block)
+    if not loops:
+        return
+    extents = loop_extents(sch, loops)
+    if 0 in extents:
+        return
+    total = product(extents)
+    fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
+    lanes = ctx.lanes(block_dtype(sch, block))
+    vec = largest_divisor(total, [lanes * 2, lanes, lanes // 2, lanes // 4]) if total >= lanes else 1
+    if vec > 1:
+        outer, inner = sch.split(fused, [None, vec])
+        ctx.vectorize(inner)
+    else:
+        outer = fused
+    if total >= PARALLEL_MIN_WORK:
+        ctx.parallel(outer)
+
+
+def schedule_reduction_block(ctx: Ctx, block) -> None:
+    """Parallelize the fused leading spatial loops of a reduction block when there is enough work."""
+    sch = ctx.sch
+    kinds = iter_kinds(sch, block)
+    loops = sch.get_loops(block)
+    if len(loops) != len(kinds):
+        return
+    extents = loop_extents(sch, loops)
+    lead = len(kinds) - len(kinds.lstrip("S"))
+    if lead == 0 or 0 in extents:
+        return
+    spatial = sch.fuse(*loops[:lead]) if lead > 1 else loops[0]
+    if product(extents) >= PARALLEL_MIN_WORK and product(extents[:lead]) > 1:
+        ctx.parallel(spatial)
+
+
+def schedule_remaining(ctx: Ctx, only=None) -> None:
+    """The default schedule for every block, or for the still existing blocks named in `only`."""
+    sch = ctx.sch
+    for block in blocks(sch):
+        name = ctx.name(block)
+        if only is not None and name not in only:
+            continue
+        try:
+            if is_reduction(sch, block):
+                schedule_reduction_block(ctx, block)
+            else:
+                schedule_spatial_block(ctx, block)
+        except Exception as exc:  # noqa: BLE001
+            log.debug("default schedule of block %s failed: %s", name, exc)

@@ -1,0 +1,63 @@
+"""conv2d NCHW: output channels by 4 and output width by a vector-sized tile accumulated in registers."""
+
+from __future__ import annotations
+
+from .common import PARALLEL_MIN_WORK, Ctx, block_dtype, iter_kinds, largest_divisor, loop_extents, product
+from .common import reverse_inline_consumers
+
+CONV2D_KINDS = "SSSSRRR"
+
+
+def is_conv2d_nchw(ctx: Ctx, block, kernel) -> bool:
+    sch = ctx.sch
+    if iter_kinds(sch, block) != CONV2D_KINDS or len(sch.get(block).reads) != 2:
+        return False
+    return "nn.conv2d" in kernel.ops and _conv_layouts_are_nchw(kernel)
+
+
+def _conv_layouts_are_nchw(kernel) -> bool:
+    from ...relay import expr as rx
+
+    found = []
+
+    def visit(node):
+        if isinstance(node, rx.Call):
+            if getattr(node.op, "name", None) == "nn.conv2d":
+                found.append(node.attrs)
+            for a in node.args:
+                visit(a)
+        elif isinstance(node, rx.Tuple):
+            for f in node.fields:
+                visit(f)
+        elif isinstance(node, rx.TupleGetItem):
+            visit(node.tuple_value)
+
+    visit(kernel.body.body)
+    return bool(found) and all(a.data_layout == "NCHW" and a.kernel_layout == "OIHW" and a.groups == 1 for a in found)
+
+
+def schedule_conv2d_nchw(ctx: Ctx, block) -> str:
+    sch = ctx.sch
+    loops = sch.get_loops(block)
+    n, oc, oh, ow, ic, kh, kw = loops
+    extents = loop_extents(sch, loops)
+    lanes = ctx.lanes(block_dtype(sch, block))
+    toc = largest_divisor(extents[1], [4, 2])
+    # One vector of output columns (a masked tail beats a wider, odd tile such as 28 of 56).
+    width = extents[3]
+    tow = lanes if width >= lanes else largest_divisor(width, [lanes // 2, 7, lanes // 4, 3, 2])
+    oco, oci = sch.split(oc, [None, toc])
+    owo, owi = sch.split(ow, [None, tow])
+    sch.reorder(n, oco, oh, owo, ic, kh, kw, oci, owi)
+    write_back = sch.cache_write(block, 0, "local")
+    reverse_inline_consumers(ctx, write_back)
+    sch.reverse_compute_at(write_back, owo)
+    if toc > 1:
+        sch.unroll(oci)
+    if tow > 1:
+        ctx.vectorize(owi)
+        ctx.vectorize(sch.get_loops(write_back)[-1])
+    if product(extents) >= PARALLEL_MIN_WORK:
+        ctx.parallel(sch.fuse(n, oco, oh))
+    sch.decompose_reduction(block, ic)
+    return ctx.name(write_back)
