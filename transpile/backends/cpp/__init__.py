@@ -1,0 +1,72 @@
+"""The `cpp` backend: LIR -> readable C++17 -> one native shared library linking TVM-compiled kernels.
+
+`emit(program)` returns the C++ source; `build(program)` returns a CppArtifact whose library
+(a TVM-FFI module: `tvm.runtime.load_module(path)["main"]`, W0 `set_input`/`run`/`get_output`,
+and a plain C API declared in `<entry>.h`) comes from a content-addressed cache (see build.py).
+Options: `verify` (check the LIR first, default True), `schedule` (schedule kernels, default True).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...errors import TranspileError
+from ..base import ADTS, CLOSURES, CONSUMES_LIR, NON_TAIL_RECURSION, POLYMORPHISM, RECURSION, REFS, Backend
+from .artifact import CppArtifact
+
+__all__ = ["CppBackend", "CppArtifact"]
+
+_OPTIONS = {"verify", "schedule"}
+
+
+def _checked(options: dict) -> dict:
+    unknown = sorted(set(options) - _OPTIONS)
+    if unknown:
+        raise TranspileError(
+            f"backend 'cpp' does not take option(s) {', '.join(unknown)}; it takes {', '.join(sorted(_OPTIONS))}"
+        )
+    return options
+
+
+def _signature_info(program, generated) -> dict:
+    from ..python.boundary import signature_of
+
+    signature = signature_of(program, generated.export_name)
+    tags = {adt.name: {c.relay_name: c.tag for c in adt.constructors} for adt in program.adts}
+    return {"signature": signature, "tags": tags}
+
+
+class CppBackend(Backend):
+    """Native code: C++17 over tvm::ffi plus TVM-compiled kernels, linked into one shared library."""
+
+    name = "cpp"
+    capabilities = frozenset({CLOSURES, ADTS, REFS, POLYMORPHISM, RECURSION, NON_TAIL_RECURSION})
+    consumes = CONSUMES_LIR
+    description = "C++17 + TVM kernels in one shared library (TVM-FFI module, W0 interface, C API)"
+
+    def emit(self, program, **options) -> str:
+        from .codegen import generate
+
+        options = _checked(options)
+        return generate(program, verify=options.get("verify", True)).source
+
+    def build(self, program, **options) -> CppArtifact:
+        from ...lir import print_program
+        from ...relay.deep import run_deep
+        from .build import build_library
+        from .codegen import generate
+
+        options = _checked(dict(options))
+        generated = run_deep(generate, program, options.get("verify", True))
+        lir_text = run_deep(print_program, program)
+        result = build_library(
+            generated,
+            lir_text,
+            program.entry,
+            _signature_info(program, generated),
+            {"schedule": options.get("schedule", True)},
+        )
+        return CppArtifact(result.directory, result.info)
+
+    def load_artifact(self, directory: Path, manifest: dict) -> CppArtifact:
+        return CppArtifact.from_directory(directory, manifest)

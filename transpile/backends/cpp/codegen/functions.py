@@ -1,0 +1,328 @@
+"""C++ for LIR functions: one `static` function each; closures are structs holding their captured values.
+
+Reading guide: a Let becomes a typed local; `If` an if/else; `Match` a `switch` on the ADT tag
+(a constructor's fields are read through a `static_cast` to its struct); a self tail call
+reassigns the parameters and `continue`s the function's `while (true)` loop; `Fail` throws.
+Every function starts with TRT_STACK_CHECK(), the guard that turns runaway recursion into an
+error instead of a crash.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ....errors import UnsupportedFeatureError
+from ....lir.nodes import (
+    AdtField,
+    AtomValue,
+    Block,
+    Call,
+    ClosureCall,
+    ConstRef,
+    Fail,
+    If,
+    KernelCall,
+    Let,
+    Literal,
+    MakeAdt,
+    MakeClosure,
+    MakeTuple,
+    Match,
+    Proj,
+    RefGet,
+    RefNew,
+    RefSet,
+    Var,
+)
+from ....lir.printer import stmt_text
+from ....lir.types import type_text
+from .kernels import scalar_literal
+from .types import is_cpp_scalar
+
+__all__ = ["FunctionWriter", "c_string"]
+
+
+def c_string(text: str) -> str:
+    return json.dumps(text)  # JSON string escapes are valid C++ escapes for these messages
+
+
+class FunctionWriter:
+    """Writes one FunctionDef; `module` gives global names (functions, kernels, constants, types)."""
+
+    def __init__(self, module, func):
+        self.module = module
+        self.types = module.types
+        self.func = func
+        self.name = module.function_name(func.name)
+        self.locals = module.names.child()
+        self.loops = False
+        self.env_names = [self.locals.bind(p.name, p.name) for p in (func.env or ())]
+        self.param_names = [self.locals.bind(p.name, p.name) for p in func.params]
+        self.indent = 1
+
+    # ------------------------------------------------------------ signatures
+
+    def prototype(self) -> str:
+        func = self.func
+        params = [f"{self.types.cpp(p.type)} {n}" for p, n in zip(func.params, self.param_names)]
+        if func.env is not None:
+            params.insert(0, f"const {self.module.closure_struct(func.name)}& env")
+        return f"static {self.types.cpp(func.ret)} {self.name}({', '.join(params)})"
+
+    def closure_struct(self) -> list[str]:
+        func = self.func
+        struct = self.module.closure_struct(func.name)
+        base = self.types.cpp(func.closure_type)[len("trt::Fn<") : -1]
+        lines = [f"struct {struct} final : trt::FnObj<{base}> {{"]
+        fields = [(n, self.types.cpp(p.type)) for p, n in zip(func.env, self.env_names)]
+        for name, cty in fields:
+            lines.append(f"  {cty} {name};")
+        if fields:
+            params = ", ".join(f"{cty} {name}" for name, cty in fields)
+            inits = ", ".join(f"{name}(std::move({name}))" for name, _ in fields)
+            lines.append(f"  explicit {struct}({params}) : {inits} {{}}")
+        call_params = ", ".join(f"{self.types.cpp(p.type)} {n}" for p, n in zip(func.params, self.param_names))
+        args = ", ".join(["*this"] + [f"std::move({n})" for n in self.param_names])
+        lines.append(
+            f"  {self.types.cpp(func.ret)} call({call_params}) const override {{ return {self.name}({args}); }}"
+        )
+        lines.append("};")
+        return lines
+
+    def definition(self) -> list[str]:
+        func = self.func
+        doc = ", ".join(f"%{p.name}: {type_text(p.type)}" for p in func.params)
+        env = ""
+        if func.env is not None:
+            env = " env(" + ", ".join(f"%{p.name}: {type_text(p.type)}" for p in func.env) + ")"
+        origin = f"  (from @{func.relay_name})" if func.relay_name and func.relay_name != func.name else ""
+        lines = [f"// fn @{func.name}{env} ({doc}) -> {type_text(func.ret)}{origin}", self.prototype() + " {"]
+        lines.append("  TRT_STACK_CHECK();")
+        for p, n in zip(func.env or (), self.env_names):
+            lines.append(f"  const {self.types.cpp(p.type)}& {n} = env.{n};")
+        self.indent = 2
+        body = self.block(func.body, None)
+        if self.loops:
+            lines.append("  while (true) {")
+            lines.extend(body)
+            lines.append("  }")
+        else:
+            lines.extend(line[2:] for line in body)
+        lines.append("}")
+        return lines
+
+    # ------------------------------------------------------------ blocks
+
+    def _pad(self) -> str:
+        return "  " * self.indent
+
+    def block(self, block: Block, target: str | None) -> list[str]:
+        """Statements of `block`; its value is returned (target None) or assigned to `target`."""
+        out: list[str] = []
+        stmts = block.stmts
+        for index, let in enumerate(stmts):
+            tail = (
+                target is None
+                and index == len(stmts) - 1
+                and isinstance(block.result, Var)
+                and block.result.name == let.var.name
+            )
+            if self.statement(let, tail, out):
+                return out
+        result = self.atom(block.result)
+        if target is None:
+            out.append(f"{self._pad()}return {result};")
+        elif result != target:
+            out.append(f"{self._pad()}{target} = {result};")
+        return out
+
+    def _declare(self, let: Let) -> str:
+        name = self.locals.get(let.var.name)
+        if name is None:
+            name = self.locals.bind(let.var.name, let.var.name)
+        return name
+
+    def statement(self, let: Let, tail: bool, out: list) -> bool:
+        """Append the C++ of `let`; True when control cannot continue past it."""
+        pad = self._pad()
+        value = let.value
+        cty = self.types.cpp(let.var.type)
+        if isinstance(value, (If, Match)):
+            target = None
+            if not tail:
+                target = self._declare(let)
+                out.append(f"{pad}{cty} {target};")
+            if isinstance(value, If):
+                out.extend(self._if(value, target))
+            else:
+                out.extend(self._match(value, target))
+            return tail
+        if isinstance(value, Fail):
+            out.append(f"{pad}trt::fail({c_string(value.message)});")
+            if not tail:
+                out.append(f"{pad}{cty} {self._declare(let)}{{}};  // not reached")
+            return tail
+        if isinstance(value, Call) and value.tail and tail and value.func == self.func.name:
+            out.extend(self._self_tail_call(value))
+            return True
+        if isinstance(value, RefSet):
+            out.append(f"{pad}{self.atom(value.ref)}->value = {self.atom(value.value)};")
+            if tail:
+                out.append(f"{pad}return trt::Unit{{}};")
+                return True
+            out.append(f"{pad}[[maybe_unused]] trt::Unit {self._declare(let)}{{}};")
+            return False
+        text = self.expression(value)
+        if tail:
+            out.append(f"{pad}return {text};")
+            return True
+        out.append(f"{pad}{cty} {self._declare(let)} = {text};")
+        return False
+
+    def _nested(self, block: Block, target: str | None) -> list[str]:
+        self.indent += 1
+        try:
+            return self.block(block, target)
+        finally:
+            self.indent -= 1
+
+    def _if(self, value: If, target: str | None) -> list[str]:
+        pad = self._pad()
+        lines = [f"{pad}if ({self.atom(value.cond)}) {{"]
+        lines.extend(self._nested(value.then, target))
+        lines.append(f"{pad}}} else {{")
+        lines.extend(self._nested(value.else_, target))
+        lines.append(f"{pad}}}")
+        return lines
+
+    def _match(self, value: Match, target: str | None) -> list[str]:
+        pad = self._pad()
+        scrutinee = self.atom(value.scrutinee)
+        adt_name = value.scrutinee.type.name
+        adt = self.module.program.adt(adt_name)
+        arms = []
+        for case in value.cases:
+            ctor = adt.constructor(case.ctor)
+            arms.append((ctor, case))
+        if value.default is None and len(arms) == 1:
+            ctor, case = arms[0]
+            lines = [f"{pad}{{  // {scrutinee} is always {ctor.relay_name}"]
+            self.indent += 1
+            lines.extend(self._unpack(scrutinee, adt_name, case))
+            lines.extend(self.block(case.body, target))
+            self.indent -= 1
+            lines.append(f"{pad}}}")
+            return lines
+        lines = [f"{pad}switch ({scrutinee}->tag) {{"]
+        for position, (ctor, case) in enumerate(arms):
+            last = position == len(arms) - 1 and value.default is None
+            label = "default" if last else f"case {ctor.tag}"
+            lines.append(f"{pad}  {label}: {{  // {ctor.relay_name}")
+            self.indent += 2
+            lines.extend(self._unpack(scrutinee, adt_name, case))
+            lines.extend(self.block(case.body, target))
+            if target is not None:
+                lines.append(f"{self._pad()}break;")
+            self.indent -= 2
+            lines.append(f"{pad}  }}")
+        if value.default is not None:
+            lines.append(f"{pad}  default: {{")
+            self.indent += 2
+            lines.extend(self.block(value.default, target))
+            if target is not None:
+                lines.append(f"{self._pad()}break;")
+            self.indent -= 2
+            lines.append(f"{pad}  }}")
+        lines.append(f"{pad}}}")
+        return lines
+
+    def _unpack(self, scrutinee: str, adt_name: str, case) -> list[str]:
+        binders = [(i, b) for i, b in enumerate(case.binders) if b is not None]
+        if not binders:
+            return []
+        struct = self.types.ctor_struct(adt_name, case.ctor)
+        pad = self._pad()
+        lines = []
+        for i, binder in binders:
+            name = self.locals.bind(binder.name, binder.name)
+            lines.append(
+                f"{pad}{self.types.cpp(binder.type)} {name} = static_cast<const {struct}&>(*{scrutinee}).f{i};"
+            )
+        return lines
+
+    def _self_tail_call(self, value: Call) -> list[str]:
+        """Rebind the parameters (through temporaries: new values may read old ones) and loop."""
+        self.loops = True
+        pad = self._pad()
+        lines = [f"{pad}{{  // {stmt_text(Let(Var('_', None), value)).split('= ', 1)[-1]}"]
+        pairs = list(zip(self.param_names, value.args, self.func.params))
+        changed = [(n, a, p) for n, a, p in pairs if self.atom(a) != n]
+        for n, a, p in changed:
+            lines.append(f"{pad}  {self.types.cpp(p.type)} next_{n} = {self.atom(a)};")
+        for n, a, p in changed:
+            lines.append(f"{pad}  {n} = std::move(next_{n});")
+        lines.append(f"{pad}  continue;")
+        lines.append(f"{pad}}}")
+        return lines
+
+    # ------------------------------------------------------------ values and atoms
+
+    def expression(self, value) -> str:
+        module = self.module
+        if isinstance(value, AtomValue):
+            return self.atom(value.atom)
+        if isinstance(value, KernelCall):
+            return f"{module.kernel_name(value.kernel)}({self._args(value.args)})"
+        if isinstance(value, Call):
+            args = self._args(value.args)
+            if value.func == self.func.name and self.func.env is not None:
+                return f"{self.name}(env{', ' if args else ''}{args})"
+            return f"{module.function_name(value.func)}({args})"
+        if isinstance(value, ClosureCall):
+            return f"{self.atom(value.closure)}->call({self._args(value.args)})"
+        if isinstance(value, MakeClosure):
+            return f"std::make_shared<{module.closure_struct(value.func)}>({self._args(value.captured)})"
+        if isinstance(value, MakeTuple):
+            ty = self.types.cpp(_tuple_type(value))
+            return f"{ty}{{{self._args(value.fields)}}}"
+        if isinstance(value, Proj):
+            return f"std::get<{value.index}>({self.atom(value.tuple_value)})"
+        if isinstance(value, MakeAdt):
+            struct = self.types.ctor_struct(value.adt, value.ctor)
+            return (
+                f"trt::Adt<{self.types.adt_names[value.adt]}>(std::make_shared<{struct}>({self._args(value.fields)}))"
+            )
+        if isinstance(value, AdtField):
+            adt = value.value.type.name
+            struct = self.types.ctor_struct(adt, value.ctor)
+            return f"static_cast<const {struct}&>(*{self.atom(value.value)}).f{value.index}"
+        if isinstance(value, RefNew):
+            return f"trt::ref_new<{self.types.cpp(value.value.type)}>({self.atom(value.value)})"
+        if isinstance(value, RefGet):
+            return f"{self.atom(value.ref)}->value"
+        raise UnsupportedFeatureError(f"the LIR value {type(value).__name__}", "cpp")
+
+    def _args(self, atoms) -> str:
+        return ", ".join(self.atom(a) for a in atoms)
+
+    def atom(self, atom) -> str:
+        if isinstance(atom, Var):
+            name = self.locals.get(atom.name)
+            if name is None:
+                raise UnsupportedFeatureError(
+                    f"fn @{self.func.name}: %{atom.name} is not defined (run lir.verify)", "cpp"
+                )
+            return name
+        if isinstance(atom, ConstRef):
+            return self.module.constant_name(atom.name)
+        if isinstance(atom, Literal):
+            if not is_cpp_scalar(atom.type):
+                raise UnsupportedFeatureError(f"a literal of type {type_text(atom.type)}", "cpp")
+            return scalar_literal(atom.value, atom.type.dtype)
+        raise UnsupportedFeatureError(f"the LIR atom {atom!r}", "cpp")
+
+
+def _tuple_type(value: MakeTuple):
+    from ....lir.types import TupleT
+
+    return TupleT(tuple(a.type for a in value.fields))

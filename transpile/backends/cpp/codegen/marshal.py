@@ -1,0 +1,374 @@
+"""C++ of the library's entry points: flat-array marshalling, the TVM-FFI exports, W0 and the C API.
+
+Every value crossing into Python travels in one flat `ffi::Array<Any>` in prefix order (see
+transpile_rt.h); `enc_N`/`dec_N` are generated per LIR type. Exports:
+- `transpile_call(args) -> results`: the generic entry (any types), used by the Python wrapper;
+- `main` (the entry's name): typed, for entries taking and returning only tensors (tuples of
+  tensors are returned as an ffi::Array): `tvm.runtime.load_module(so)["main"](*tensors)`;
+- W0: `set_input(index or name, tensor)`, `run()`, `get_output(index)`, `get_num_inputs()`,
+  `get_num_outputs()`, `get_input_index(name)`;
+- a plain C API: `transpile_<entry>_run(inputs, outputs)` and `transpile_last_error()`.
+"""
+
+from __future__ import annotations
+
+from ....lir.types import AdtT, ClosureT, RefT, TensorType, TupleT, type_text
+from .types import SCALAR_CTYPES, dtype_expr, is_cpp_scalar, shape_list
+
+__all__ = ["Marshal", "tensor_signature"]
+
+
+def _flatten_result(ty) -> list[TensorType] | None:
+    if isinstance(ty, TensorType):
+        return [ty]
+    if isinstance(ty, TupleT):
+        out = []
+        for f in ty.fields:
+            sub = _flatten_result(f)
+            if sub is None:
+                return None
+            out.extend(sub)
+        return out
+    return None
+
+
+def tensor_signature(entry) -> tuple[list[TensorType], list[TensorType]] | None:
+    """(input types, flat output types) when the entry takes and returns only tensors."""
+    if not all(isinstance(p.type, TensorType) for p in entry.params):
+        return None
+    outputs = _flatten_result(entry.ret)
+    if outputs is None:
+        return None
+    return [p.type for p in entry.params], outputs
+
+
+class Marshal:
+    """Generates enc/dec functions on demand; `code()` returns prototypes, then definitions."""
+
+    def __init__(self, types, program):
+        self.types = types
+        self.program = program
+        self.ids: dict = {}
+        self.prototypes: list[str] = []
+        self.definitions: list[str] = []
+        self.structs: list[str] = []
+
+    def _id(self, ty) -> tuple[int, bool]:
+        if ty in self.ids:
+            return self.ids[ty], False
+        n = len(self.ids)
+        self.ids[ty] = n
+        return n, True
+
+    def dec(self, ty) -> str:
+        n, new = self._id(ty)
+        if new:
+            self._make(ty, n)
+        return f"dec_{n}"
+
+    def enc(self, ty) -> str:
+        n, new = self._id(ty)
+        if new:
+            self._make(ty, n)
+        return f"enc_{n}"
+
+    def _make(self, ty, n: int) -> None:
+        cty = self.types.cpp(ty)
+        self.prototypes.append(f"static {cty} dec_{n}(trt::Reader& r);  // {type_text(ty)}")
+        self.prototypes.append(f"static void enc_{n}(trt::Writer& w, const {cty}& v);")
+        dec_body, enc_body = self._bodies(ty, n)
+        self.definitions.append(f"static {cty} dec_{n}(trt::Reader& r) {{")
+        self.definitions.extend(dec_body)
+        self.definitions.append("}")
+        self.definitions.append(f"static void enc_{n}(trt::Writer& w, const {cty}& v) {{")
+        self.definitions.extend(enc_body)
+        self.definitions.append("}")
+
+    def _bodies(self, ty, n: int):
+        types = self.types
+        if isinstance(ty, TensorType):
+            if is_cpp_scalar(ty):
+                ctype = SCALAR_CTYPES[ty.dtype]
+                if ty.dtype == "bool":
+                    return ["  return r.next().cast<bool>();"], ["  w.put(v);"]
+                if ty.dtype.startswith("float"):
+                    return [f"  return static_cast<{ctype}>(r.next().cast<double>());"], [
+                        "  w.put(static_cast<double>(v));"
+                    ]
+                return [f"  return static_cast<{ctype}>(r.next().cast<int64_t>());"], [
+                    "  w.put(static_cast<int64_t>(v));"
+                ]
+            check = f'trt::checked_tensor(r.next().cast<trt::Tensor>(), {shape_list(ty)}, {dtype_expr(ty.dtype)}, "argument")'
+            return [f"  return {check};"], ["  w.put(v);"]
+        if isinstance(ty, TupleT):
+            decs = [self.dec(f) for f in ty.fields]
+            encs = [self.enc(f) for f in ty.fields]
+            dec = [f"  return {types.cpp(ty)}{{{', '.join(f'{d}(r)' for d in decs)}}};"]  # braces: left to right
+            enc = [f"  {e}(w, std::get<{i}>(v));" for i, e in enumerate(encs)] or ["  (void)w; (void)v;"]
+            return dec, enc
+        if isinstance(ty, RefT):
+            return (
+                [f"  return trt::ref_new<{types.cpp(ty.value)}>({self.dec(ty.value)}(r));"],
+                [f"  {self.enc(ty.value)}(w, v->value);"],
+            )
+        if isinstance(ty, AdtT):
+            adt = self.program.adt(ty.name)
+            dec = ["  const int64_t tag = r.next().cast<int64_t>();", "  switch (tag) {"]
+            enc = ["  w.put(static_cast<int64_t>(v->tag));", "  switch (v->tag) {"]
+            for ctor in adt.constructors:
+                struct = types.ctor_struct(adt.name, ctor.name)
+                dec.append(f"    case {ctor.tag}: {{  // {ctor.relay_name}")
+                names = []
+                for i, f in enumerate(ctor.fields):
+                    dec.append(f"      {types.cpp(f)} f{i} = {self.dec(f)}(r);")
+                    names.append(f"std::move(f{i})")
+                dec.append(f"      return std::make_shared<{struct}>({', '.join(names)});")
+                dec.append("    }")
+                enc.append(f"    case {ctor.tag}: {{")
+                if ctor.fields:
+                    enc.append(f"      const auto& c = static_cast<const {struct}&>(*v);")
+                for i, f in enumerate(ctor.fields):
+                    enc.append(f"      {self.enc(f)}(w, c.f{i});")
+                enc.append("      break;")
+                enc.append("    }")
+            dec.append("  }")
+            dec.append(f'  TVM_FFI_THROW(ValueError) << "no constructor with tag " << tag << " in {adt.name}";')
+            dec.append("  throw;")
+            enc.append("  }")
+            return dec, enc
+        if isinstance(ty, ClosureT):
+            struct = f"PyFn_{n}"
+            cty = types.cpp(ty)
+            params = [(f"a{i}", types.cpp(p)) for i, p in enumerate(ty.params)]
+            arg_encs = [self.enc(p) for p in ty.params]
+            ret_dec = self.dec(ty.ret)
+            ret_enc = self.enc(ty.ret)
+            arg_decs = [self.dec(p) for p in ty.params]
+            base = cty[len("trt::Fn<") : -1]
+            self.structs += [
+                f"// A Python callable passed where closure {type_text(ty)} is expected.",
+                f"struct {struct} final : trt::FnObj<{base}> {{",
+                "  trt::ffi::Function f;",
+                f"  explicit {struct}(trt::ffi::Function f) : f(std::move(f)) {{}}",
+                f"  {types.cpp(ty.ret)} call({', '.join(f'{c} {a}' for a, c in params)}) const override;",
+                "};",
+            ]
+            call_def = [
+                f"{types.cpp(ty.ret)} {struct}::call({', '.join(f'{c} {a}' for a, c in params)}) const {{",
+                "  trt::Writer w;",
+                *[f"  {e}(w, {a});" for e, (a, _) in zip(arg_encs, params)],
+                "  trt::AnyArray out = f(w.finish()).cast<trt::AnyArray>();",
+                "  trt::Reader r(out);",
+                f"  return {ret_dec}(r);",
+                "}",
+            ]
+            self.definitions.extend(call_def)
+            dec = [f"  return std::make_shared<{struct}>(r.next().cast<trt::ffi::Function>());"]
+            enc = [
+                "  trt::Fn<" + base + "> fn = v;",
+                "  w.put(trt::ffi::Function::FromTyped([fn](trt::AnyArray in) -> trt::AnyArray {",
+                "    trt::init_stack_limit();",
+                "    trt::Reader r(in);",
+                *[f"    {c} {a} = {d}(r);" for (a, c), d in zip(params, arg_decs)],
+                f"    auto result = fn->call({', '.join(f'std::move({a})' for a, _ in params)});",
+                "    trt::Writer out;",
+                f"    {ret_enc}(out, result);",
+                "    return out.finish();",
+                "  }));",
+            ]
+            return dec, enc
+        raise TypeError(f"no marshalling for {type_text(ty)}")
+
+    def code(self) -> list[str]:
+        return self.structs + [""] + self.prototypes + [""] + self.definitions
+
+
+def entry_exports(module, entry, big_stack: bool) -> tuple[list[str], list[str]]:
+    """(C++ lines of the exported entry points, C header lines)."""
+    types = module.types
+    marshal = module.marshal
+    fn = module.function_name(entry.name)
+    decs = [marshal.dec(p.type) for p in entry.params]
+    ret_enc = marshal.enc(entry.ret)
+    lines = [
+        "// ---------------------------------------------------------------- exported entry points",
+        "",
+        "// The generic entry: arguments and results as flat arrays (see transpile_rt.h).",
+        "static trt::AnyArray transpile_call(trt::AnyArray args) {",
+        "  trt::init_stack_limit();",
+        "  trt::Reader r(args);",
+    ]
+    names = []
+    for i, (p, d) in enumerate(zip(entry.params, decs)):
+        lines.append(f"  {types.cpp(p.type)} a{i} = {d}(r);")
+        names.append(f"std::move(a{i})")
+    lines += [
+        f"  auto result = {fn}({', '.join(names)});",
+        "  trt::Writer w;",
+        f"  {ret_enc}(w, result);",
+        "  return w.finish();",
+        "}",
+        "TVM_FFI_DLL_EXPORT_TYPED_FUNC(transpile_call, transpile_call);",
+        "",
+    ]
+    header: list[str] = []
+    signature = tensor_signature(entry)
+    if signature is None:
+        return lines, header
+    inputs, outputs = signature
+    relay_entry = module.program.entry
+    run_wrap = (
+        (lambda body: ["  trt::run_on_big_stack([&] {"] + ["  " + b for b in body] + ["  });"])
+        if big_stack
+        else (lambda body: ["  trt::init_stack_limit();"] + body)
+    )
+    # The shared core: checked tensors in, flat tensors out.
+    core = [
+        f"static std::vector<trt::Tensor> run_entry(const std::vector<trt::Tensor>& in) {{",
+        f'  if (in.size() != {len(inputs)}) TVM_FFI_THROW(TypeError) << "@{relay_entry} expects {len(inputs)} argument(s) but got " << in.size();',
+        "  std::vector<trt::Tensor> out;",
+    ]
+    body = []
+    args = []
+    for i, (p, ty) in enumerate(zip(entry.params, inputs)):
+        what = f"argument {i + 1} (%{p.name}) of @{relay_entry}"
+        checked = f'trt::checked_tensor(in[{i}], {shape_list(ty)}, {dtype_expr(ty.dtype)}, "{what}")'
+        if is_cpp_scalar(ty):
+            body.append(f"  {SCALAR_CTYPES[ty.dtype]} a{i} = trt::scalar_of<{SCALAR_CTYPES[ty.dtype]}>({checked});")
+        else:
+            body.append(f"  trt::Tensor a{i} = {checked};")
+        args.append(f"a{i}")
+    body.append(f"  auto result = {fn}({', '.join(args)});")
+    body.extend(_flatten_out(entry.ret, "result", types))
+    core += run_wrap(body)
+    core += ["  return out;", "}", ""]
+    lines += core
+    # tvm.runtime.load_module(so)["<entry>"](*tensors)
+    params = ", ".join(f"trt::Tensor a{i}" for i in range(len(inputs)))
+    ret_single = len(outputs) == 1 and isinstance(entry.ret, TensorType)
+    lines += [
+        f"static {'trt::Tensor' if ret_single else 'trt::AnyArray'} typed_entry({params}) {{",
+        f"  std::vector<trt::Tensor> out = run_entry({{{', '.join(f'a{i}' for i in range(len(inputs)))}}});",
+        "  return out[0];" if ret_single else "  return trt::AnyArray(out.begin(), out.end());",
+        "}",
+        f"TVM_FFI_DLL_EXPORT_TYPED_FUNC({module.export_name}, typed_entry);",
+        "",
+    ]
+    # W0: the module-based executor interface.
+    names_list = ", ".join(f'"{p.name}"' for p in entry.params)
+    lines += [
+        "// W0: set_input(index or name, tensor), run(), get_output(index).",
+        "namespace w0 {",
+        f"static const char* const kInputNames[] = {{{names_list or 'nullptr'}}};",
+        f"static std::vector<trt::Tensor> inputs({len(inputs)});",
+        "static std::vector<trt::Tensor> outputs;",
+        "static int64_t input_index(const trt::Any& key) {",
+        "  if (auto name = key.try_cast<trt::ffi::String>()) {",
+        f"    for (int64_t i = 0; i < {len(inputs)}; ++i)",
+        "      if (std::string(kInputNames[i]) == std::string(*name)) return i;",
+        '    TVM_FFI_THROW(KeyError) << "no input named " << std::string(*name);',
+        "  }",
+        "  int64_t index = key.cast<int64_t>();",
+        f'  if (index < 0 || index >= {len(inputs)}) TVM_FFI_THROW(IndexError) << "input index " << index << " out of range";',
+        "  return index;",
+        "}",
+        "static void set_input(trt::Any key, trt::Tensor value) { inputs[input_index(key)] = value; }",
+        "static void run() {",
+        f"  for (size_t i = 0; i < inputs.size(); ++i)",
+        '    if (!inputs[i].defined()) TVM_FFI_THROW(ValueError) << "input " << i << " (" << kInputNames[i] << ") was not set";',
+        "  outputs = run_entry(inputs);",
+        "}",
+        "static trt::Tensor get_output(int64_t index) {",
+        '  if (index < 0 || index >= static_cast<int64_t>(outputs.size())) TVM_FFI_THROW(IndexError) << "output index " << index << " out of range (run() first?)";',
+        "  return outputs[index];",
+        "}",
+        f"static int64_t get_num_inputs() {{ return {len(inputs)}; }}",
+        f"static int64_t get_num_outputs() {{ return {len(outputs)}; }}",
+        "static int64_t get_input_index(trt::ffi::String name) { return input_index(trt::Any(name)); }",
+        "}  // namespace w0",
+        "TVM_FFI_DLL_EXPORT_TYPED_FUNC(set_input, w0::set_input);",
+        "TVM_FFI_DLL_EXPORT_TYPED_FUNC(run, w0::run);",
+        "TVM_FFI_DLL_EXPORT_TYPED_FUNC(get_output, w0::get_output);",
+        "TVM_FFI_DLL_EXPORT_TYPED_FUNC(get_num_inputs, w0::get_num_inputs);",
+        "TVM_FFI_DLL_EXPORT_TYPED_FUNC(get_num_outputs, w0::get_num_outputs);",
+        "TVM_FFI_DLL_EXPORT_TYPED_FUNC(get_input_index, w0::get_input_index);",
+        "",
+    ]
+    # The plain C API.
+    c_name = module.c_prefix
+    lines += [
+        "// The plain C API (declared in the header beside the library).",
+        "static thread_local std::string last_error;",
+        f'extern "C" TVM_FFI_DLL_EXPORT int {c_name}_run(const DLTensor* const* inputs, DLTensor** outputs) {{',
+        "  try {",
+        "    std::vector<trt::Tensor> in;",
+        f"    for (int i = 0; i < {len(inputs)}; ++i) {{",
+        "      const DLTensor* t = inputs[i];",
+        '      if (t == nullptr) TVM_FFI_THROW(ValueError) << "input " << i << " is NULL";',
+        '      if (!trt::ffi::IsContiguous(*t)) TVM_FFI_THROW(ValueError) << "input " << i << " is not contiguous";',
+        "      in.push_back(trt::wrap_static(static_cast<char*>(t->data) + t->byte_offset, trt::ffi::ShapeView(t->shape, t->ndim), t->dtype));",
+        "    }",
+        "    std::vector<trt::Tensor> out = run_entry(in);",
+        "    for (size_t i = 0; i < out.size(); ++i) {",
+        "      DLTensor* dst = outputs[i];",
+        "      const DLTensor& src = *out[i].GetDLTensorPtr();",
+        '      if (dst == nullptr || dst->data == nullptr) TVM_FFI_THROW(ValueError) << "output " << i << " has no buffer";',
+        "      if (dst->ndim != src.ndim || dst->dtype.code != src.dtype.code || dst->dtype.bits != src.dtype.bits ||",
+        "          trt::ffi::GetDataSize(*dst) != trt::ffi::GetDataSize(src))",
+        '        TVM_FFI_THROW(ValueError) << "output " << i << ": expected Tensor[" << trt::shape_text(src) << ", " << trt::dtype_text(src.dtype) << "]";',
+        "      std::memcpy(static_cast<char*>(dst->data) + dst->byte_offset, src.data, trt::ffi::GetDataSize(src));",
+        "    }",
+        "    return 0;",
+        "  } catch (const std::exception& e) {",
+        "    last_error = e.what();",
+        "    return -1;",
+        "  }",
+        "}",
+        f'extern "C" TVM_FFI_DLL_EXPORT const char* transpile_last_error(void) {{ return last_error.c_str(); }}',
+        f'extern "C" TVM_FFI_DLL_EXPORT int {c_name}_num_inputs(void) {{ return {len(inputs)}; }}',
+        f'extern "C" TVM_FFI_DLL_EXPORT int {c_name}_num_outputs(void) {{ return {len(outputs)}; }}',
+        "",
+    ]
+    sig = ", ".join(f"%{p.name}: {type_text(p.type)}" for p in entry.params)
+    header = [
+        "/* Generated by transpile (cpp backend); do not edit. */",
+        f"#ifndef {c_name.upper()}_H_",
+        f"#define {c_name.upper()}_H_",
+        "",
+        "#include <dlpack/dlpack.h>",
+        "",
+        "#ifdef __cplusplus",
+        'extern "C" {',
+        "#endif",
+        "",
+        f"/* @{relay_entry}({sig}) -> {type_text(entry.ret)}",
+        " *",
+        " * inputs:  " + (", ".join(f"[{i}] {type_text(t)}" for i, t in enumerate(inputs)) or "none"),
+        " * outputs: " + ", ".join(f"[{i}] {type_text(t)}" for i, t in enumerate(outputs)),
+        " * Outputs are caller-allocated (contiguous, right shape and dtype); results are copied into them.",
+        " * Returns 0 on success, -1 on error (then see transpile_last_error()). */",
+        f"int {c_name}_run(const DLTensor* const* inputs, DLTensor** outputs);",
+        f"int {c_name}_num_inputs(void);",
+        f"int {c_name}_num_outputs(void);",
+        "/* The message of the last error on this thread. */",
+        "const char* transpile_last_error(void);",
+        "",
+        "#ifdef __cplusplus",
+        "}",
+        "#endif",
+        "",
+        f"#endif  /* {c_name.upper()}_H_ */",
+        "",
+    ]
+    return lines, header
+
+
+def _flatten_out(ty, expr: str, types) -> list[str]:
+    if isinstance(ty, TupleT):
+        out = []
+        for i, f in enumerate(ty.fields):
+            out.extend(_flatten_out(f, f"std::get<{i}>({expr})", types))
+        return out
+    if is_cpp_scalar(ty):
+        return [f"  out.push_back(trt::scalar_tensor<{SCALAR_CTYPES[ty.dtype]}>({expr}, {dtype_expr(ty.dtype)}));"]
+    return [f"  out.push_back({expr});"]
