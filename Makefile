@@ -25,7 +25,7 @@ demo: install
 # The whole suite (the conformance suite runs on every installed backend, the example plugin's
 # too), then the suite as a third party runs it against their own backend.
 test: install-test
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2
 	cd /tmp && $(abspath $(BIN))/python -m pytest -q -p no:cacheprovider --pyargs transpile.testing --transpile-backend lir-eval
 
 clean:
