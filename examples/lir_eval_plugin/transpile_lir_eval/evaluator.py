@@ -9,6 +9,7 @@ from transpile.errors import EvaluationError
 from transpile.relay import expr as rx
 from transpile.relay.deep import run_deep
 from transpile.runtime import ADTValue, RefValue
+from transpile.runtime.boundary import Mismatch, intake_tensor, shape_fits
 
 __all__ = ["ProgramEvaluator"]
 
@@ -192,21 +193,15 @@ class ProgramEvaluator:
 
 
 def _tensor(value, ty, where: str) -> np.ndarray:
-    if isinstance(value, (bool, int, float)) and not isinstance(value, np.generic):
-        array = np.asarray(value, dtype=ty.dtype)
-        if array.item() != value:
-            raise EvaluationError(f"{where}: {value!r} is not representable as {ty.dtype}")
-    elif hasattr(value, "__dlpack__") and not isinstance(value, np.ndarray):
-        array = np.from_dlpack(value)
-    elif isinstance(value, (np.ndarray, np.generic)):
-        array = np.asarray(value)
-    else:
+    try:
+        array = intake_tensor(value, ty.dtype, ty.shape)
+    except Mismatch as mismatch:
+        raise EvaluationError(f"{where}: {mismatch.detail}") from None
+    if array is None:
         raise EvaluationError(f"{where}: expected a tensor of {ty.dtype}, got {type(value).__name__}")
     if array.dtype.name != ty.dtype:
         raise EvaluationError(f"{where}: expected dtype {ty.dtype}, got {array.dtype.name}")
-    if len(array.shape) != len(ty.shape) or any(
-        isinstance(d, int) and d != s for d, s in zip(ty.shape, array.shape)
-    ):
+    if not shape_fits(array.shape, ty.shape):
         raise EvaluationError(f"{where}: expected shape {tuple(ty.shape)}, got {array.shape}")
     return array
 

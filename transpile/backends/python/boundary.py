@@ -9,8 +9,6 @@ for programs that recurse, and the same treatment for closures crossing the boun
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ...errors import EvaluationError
@@ -19,6 +17,7 @@ from ...lir.types import AdtT, ClosureT, RefT, TensorType, TupleT, type_text
 from ...lir.walk import iter_lets
 from ...relay.ty import AnyDim
 from ...runtime import ADTValue, RefValue
+from ...runtime.boundary import ArgumentPath, Mismatch, intake_tensor, shape_fits
 
 __all__ = ["signature_of", "type_to_json", "make_entry", "needs_big_stack"]
 
@@ -126,55 +125,12 @@ def _describe(value) -> str:
     return describe_value(value)
 
 
-class _Path:
-    """Where a value sits inside an argument; rendered only when an error is reported."""
-
-    __slots__ = ("parent", "label")
-
-    def __init__(self, parent, label: str):
-        self.parent = parent
-        self.label = label
-
-    def render(self) -> str:
-        labels, node = [], self
-        while node is not None:
-            labels.append(node.label)
-            node = node.parent
-        if len(labels) > 8:
-            labels = labels[:4] + [f"... {len(labels) - 7} more levels ..."] + labels[-3:]
-        return " of ".join(labels)
+_Path = ArgumentPath
 
 
 def _fail(path: _Path, ty, value, detail: str = ""):
     message = f"{path.render()}: expected {type_text(ty)} but got {_describe(value)}"
     raise EvaluationError(message + (f" ({detail})" if detail else ""))
-
-
-def _number(value, ty: TensorType, path: _Path) -> np.ndarray:
-    """A Python number as a 0-d array of the parameter's dtype, only when nothing is lost."""
-    if ty.shape != ():
-        _fail(path, ty, value, "a Python number can only be passed for a scalar (0-d) tensor")
-    dtype = np.dtype(ty.dtype)
-    if dtype.kind == "b":
-        if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
-            return np.asarray(bool(value))
-        _fail(path, ty, value, "only True/False convert to bool")
-    if isinstance(value, complex):
-        _fail(path, ty, value, f"a complex number does not convert to {dtype.name}")
-    if dtype.kind in "iu":
-        if isinstance(value, float):
-            if not (math.isfinite(value) and value.is_integer()):
-                _fail(path, ty, value, f"not representable exactly as {dtype.name}")
-            value = int(value)
-        info = np.iinfo(dtype)
-        if not info.min <= value <= info.max:
-            _fail(path, ty, value, f"out of the range of {dtype.name}")
-        return np.asarray(value, dtype=dtype)
-    with np.errstate(over="ignore"):
-        converted = np.asarray(value, dtype=dtype)
-    if math.isfinite(float(value)) and not np.isfinite(converted):
-        _fail(path, ty, value, f"out of the range of {dtype.name}")
-    return converted
 
 
 class Converters:
@@ -230,29 +186,21 @@ class Converters:
         static = not any(isinstance(d, AnyDim) for d in shape)
 
         def tensor(value, path):
-            if type(value) is np.ndarray:
+            if type(value) is np.ndarray:  # the common case stays a single type check
                 array = value
-            elif isinstance(value, np.ndarray):
-                array = np.asarray(value)
-            elif isinstance(value, np.generic):
-                array = np.asarray(value)
-            elif isinstance(value, (bool, int, float, complex)):
-                return _number(value, ty, path)
-            elif hasattr(value, "__dlpack__"):
-                try:
-                    array = np.from_dlpack(value)
-                except Exception as exc:  # a foreign tensor numpy cannot view (e.g. on a GPU)
-                    _fail(path, ty, value, f"np.from_dlpack failed: {exc}")
             else:
-                _fail(path, ty, value)
+                try:
+                    array = intake_tensor(value, dtype, shape)
+                except Mismatch as mismatch:
+                    _fail(path, ty, value, mismatch.detail)
+                if array is None:
+                    _fail(path, ty, value)
             if array.dtype != dtype:
                 _fail(path, ty, array)
             if static:
                 if array.shape != shape:
                     _fail(path, ty, array)
-            elif len(array.shape) != len(shape) or any(
-                not isinstance(e, AnyDim) and e != s for s, e in zip(array.shape, shape)
-            ):
+            elif not shape_fits(array.shape, shape):
                 _fail(path, ty, array)
             return array
 

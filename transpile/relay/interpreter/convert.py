@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ...errors import EvaluationError
 from ...runtime import ADTValue, RefValue
+from ...runtime.boundary import ArgumentPath, Mismatch, intake_tensor, shape_fits
 from ..ty import AnyDim, FuncType, GlobalTypeVar, IncompleteType, RefType, TensorType, TupleType, TypeCall, TypeVar
 from .values import describe_value
 
@@ -69,24 +68,7 @@ def subst_type(ty, mapping: dict):
     return ty
 
 
-class _Path:
-    """Where inside an argument a value sits; rendered only when an error is reported."""
-
-    __slots__ = ("parent", "label")
-
-    def __init__(self, parent, label):
-        self.parent = parent
-        self.label = label
-
-    def render(self) -> str:
-        labels = []
-        node = self
-        while node is not None:
-            labels.append(node.label)
-            node = node.parent
-        if len(labels) > 8:
-            labels = labels[:4] + [f"... {len(labels) - 7} more levels ..."] + labels[-3:]
-        return " of ".join(labels)
+_Path = ArgumentPath
 
 
 def _fail(path: _Path, ty, value, detail: str = ""):
@@ -96,62 +78,14 @@ def _fail(path: _Path, ty, value, detail: str = ""):
     raise EvaluationError(message)
 
 
-_INT_KINDS = "iu"
-
-
-def _convert_number(value, ty: TensorType, path):
-    """A Python number as a 0-d array of the parameter's dtype, only when nothing is lost."""
-    if ty.shape != ():
-        _fail(path, ty, value, "a Python number can only be passed for a scalar (0-d) tensor")
-    dtype = np.dtype(ty.dtype)
-    if dtype.kind == "b":
-        if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
-            return np.asarray(bool(value))
-        _fail(path, ty, value, "only True/False convert to bool")
-    if isinstance(value, complex):
-        if dtype.kind != "c":
-            _fail(path, ty, value, "a complex number does not convert to a real dtype")
-        return np.asarray(value, dtype=dtype)
-    if dtype.kind in _INT_KINDS:
-        if isinstance(value, float):
-            if not (math.isfinite(value) and value.is_integer()):
-                _fail(path, ty, value, f"not representable exactly as {dtype.name}")
-            value = int(value)
-        info = np.iinfo(dtype)
-        if not info.min <= value <= info.max:
-            _fail(path, ty, value, f"out of the range of {dtype.name}")
-        return np.asarray(value, dtype=dtype)
-    if dtype.kind in "fc":
-        # Rounding to the nearest float is inherent to floats; overflow to infinity is a loss.
-        with np.errstate(over="ignore"):
-            converted = np.asarray(value, dtype=dtype)
-        if math.isfinite(float(value)) and not np.isfinite(converted):
-            _fail(path, ty, value, f"out of the range of {dtype.name}")
-        return converted
-    _fail(path, ty, value, f"cannot convert a Python number to {dtype.name}")
-
-
-def _shape_matches(shape, expected) -> bool:
-    if len(shape) != len(expected):
-        return False
-    return all(isinstance(e, AnyDim) or e == s for s, e in zip(shape, expected))
-
-
 def _convert_tensor(value, ty: TensorType, path):
-    if isinstance(value, np.ndarray):
-        array = value
-    elif isinstance(value, np.generic):
-        array = np.asarray(value)
-    elif isinstance(value, (bool, int, float, complex)):
-        return _convert_number(value, ty, path)
-    elif hasattr(value, "__dlpack__"):
-        try:
-            array = np.from_dlpack(value)
-        except Exception as exc:  # a foreign tensor numpy cannot view (e.g. on a GPU)
-            _fail(path, ty, value, f"np.from_dlpack failed: {exc}")
-    else:
+    try:
+        array = intake_tensor(value, ty.dtype, ty.shape)
+    except Mismatch as mismatch:
+        _fail(path, ty, value, mismatch.detail)
+    if array is None:
         _fail(path, ty, value)
-    if array.dtype != np.dtype(ty.dtype) or not _shape_matches(array.shape, ty.shape):
+    if array.dtype != np.dtype(ty.dtype) or not shape_fits(array.shape, ty.shape):
         _fail(path, ty, array)
     return array
 
