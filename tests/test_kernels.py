@@ -171,10 +171,48 @@ def test_duplicate_and_invalid_kernel_names_are_rejected(tmp_path):
         build_kernels([bad], tmp_path)
 
 
-def test_dynamic_dimensions_are_rejected_clearly():
+def test_dynamic_dimensions_are_shape_vars():
+    from transpile.kernels.lower import kernel_shapes
+
     kernel, _ = make_kernel("k_dyn", lambda a: relay.nn.relu(a), T((relay.Any(), 4), F32))
-    with pytest.raises(UnsupportedFeatureError, match=r"k_dyn: parameter a .*dynamic \(\?\) dimension"):
-        kernel_to_te(kernel)
+    shapes = kernel_shapes(kernel)
+    ((var, param, axis),) = shapes.dims
+    assert (var.name, param, axis) == ("a_dim0", 0, 0)
+    assert len(shapes.outputs) == 1 and shapes.outputs[0][0].same_as(var) and shapes.outputs[0][1] == 4
+    assert shapes.requirements == []
+
+
+def test_dynamic_kernel_runs_at_several_sizes_and_states_its_requirements(tmp_path):
+    from transpile.kernels.lower import kernel_shapes
+
+    any_dim = relay.Any()
+    kernel, _ = make_kernel(
+        "k_dyn_bcast",
+        lambda a, b: relay.sum(a * b, axis=[0]) + relay.const(1.0),
+        T((any_dim, 4), F32),
+        T((any_dim, 1), F32),
+    )
+    shapes = kernel_shapes(kernel)
+    assert shapes.outputs == [[4]]
+    ((condition, message),) = shapes.requirements
+    assert "do not broadcast" in message and {v.name for v in tvm.tirx.analysis.undefined_vars(condition, [])} == {
+        "a_dim0",
+        "b_dim0",
+    }
+    library = build_kernels([kernel], tmp_path)
+    rng = np.random.default_rng(0)
+    for rows_a, rows_b in ((3, 3), (5, 1), (1, 6), (0, 1)):
+        a, b = rng.standard_normal((rows_a, 4)).astype(F32), rng.standard_normal((rows_b, 1)).astype(F32)
+        (found,) = run_kernel(library, kernel, [a, b])
+        np.testing.assert_allclose(found, (a * b).sum(axis=0) + 1, rtol=1e-5, atol=1e-6)
+
+
+def test_dynamic_kernel_rejects_a_wrong_output_buffer_cleanly(tmp_path):
+    kernel, _ = make_kernel("k_dyn_out", lambda a: relay.nn.relu(a), T((relay.Any(), 4), F32))
+    library = build_kernels([kernel], tmp_path)
+    a = np.ones((3, 4), F32)
+    with pytest.raises(Exception, match="shape"):  # TVM's own argument check, raised in Python
+        library.module[kernel.name](tvm.runtime.tensor(a), tvm.runtime.empty((2, 4), F32))
 
 
 def test_missing_te_impl_is_an_unsupported_feature(monkeypatch):

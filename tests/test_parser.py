@@ -44,6 +44,8 @@ from transpile.relay.ty import (
     TypeVar,
 )
 
+from corpus_support import init_module_or_stand_in, meta_table, records
+
 HEADER = '#[version = "0.0.5"]\n'
 
 
@@ -580,63 +582,8 @@ _INFIX_OPS = {
     "equal",
     "not_equal",
 }
-_POOL = np.random.default_rng(0).standard_normal(1 << 16).astype("float32")
-
-
-def _corpus_records(expected: str):
-    from conftest import CORPUS
-
-    path = CORPUS / "MANIFEST.json"
-    if not path.exists():
-        return []
-    return [r for r in json.loads(path.read_text()) if r["expected"] == expected]
-
-
-def _random_constant(shape, dtype, rng):
-    size = int(np.prod(shape, dtype=np.int64))
-    if size > _POOL.size:
-        # Large weights: tile a random pool (values are irrelevant to parsing, time is not).
-        values = np.resize(_POOL, size)
-    else:
-        values = rng.standard_normal(size)
-    if dtype == "bool":
-        return Constant((values > 0).reshape(shape))
-    if np.issubdtype(np.dtype(dtype), np.integer):
-        return Constant((values * 4).astype(dtype).reshape(shape))
-    return Constant(values.astype(dtype).reshape(shape))
-
-
-def corpus_meta_table(corpus_dir, record):
-    path = corpus_dir / (record["file"][: -len(".relay")] + ".meta.json")
-    if not path.exists():
-        return None
-    rng = np.random.default_rng(0)
-    table = {}
-    for kind, entries in json.loads(path.read_text())["tables"].items():
-        if kind == "relay.Constant":
-            table[kind] = [_random_constant(tuple(e["shape"]), e["dtype"], rng) for e in entries]
-        else:
-            table[kind] = [object() for _ in entries]  # VirtualDevice etc.: opaque placeholders
-    return table
-
-
-def corpus_init_module(record, text):
-    """The initial module a corpus file's test used: core.rly's `extern type Storage`, or stub globals."""
-    import re
-
-    for note in record["notes"]:
-        if "std core.rly" in note:
-            mod = IRModule()
-            mod.add_extern_type("Storage")
-            return mod
-        if "init_module `" in note:
-            # The original module held TVM-lowered functions; stubs with the referenced names stand in.
-            mod = IRModule()
-            defined = set(re.findall(r"def\s+@(\w+)", text))
-            for name in sorted(set(re.findall(r"@(\w+)", text)) - defined):
-                mod[name] = Function([], Tuple([]))
-            return mod
-    return None
+# Constant values are irrelevant to parsing: big models get small stand-in tensors (see corpus_support).
+_ELEMENT_BUDGET = 40_000_000
 
 
 def _op_counts(root) -> dict:
@@ -663,11 +610,11 @@ def _op_counts(root) -> dict:
     return counts
 
 
-@pytest.mark.parametrize("record", _corpus_records("ok"), ids=lambda r: r["file"])
+@pytest.mark.parametrize("record", records(expected="ok"), ids=lambda r: r["file"])
 def test_corpus_file_parses(corpus_dir, record):
     text = (corpus_dir / record["file"]).read_text()
-    init = corpus_init_module(record, text)
-    table = corpus_meta_table(corpus_dir, record)
+    init = init_module_or_stand_in(record, text)
+    table = meta_table(record, element_budget=_ELEMENT_BUDGET)
     if record["kind"] == "module":
         result = parse(text, source_name=record["file"], init_module=init, init_meta_table=table)
         assert isinstance(result, IRModule)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 import pytest
@@ -50,7 +49,7 @@ from transpile.relay.ty import (
     scalar_type,
 )
 
-from corpus_support import CORPUS, init_module_for, records
+from corpus_support import CORPUS, init_module_or_stand_in, meta_table, records
 
 F32 = scalar_type("float32")
 I32 = scalar_type("int32")
@@ -278,55 +277,15 @@ def test_empty_module_and_metadata_only_module():
 _FULL_SIZE_BUDGET = 40_000_000
 
 
-def corpus_meta_table(record):
-    path = CORPUS / (record["file"][: -len(".relay")] + ".meta.json")
-    if not path.exists():
-        return None
-    tables = json.loads(path.read_text())["tables"]
-    rng = np.random.default_rng(0)
-    constants = tables.get("relay.Constant", [])
-    total = sum(math.prod(entry["shape"]) for entry in constants)
-    out = {kind: [None] * len(entries) for kind, entries in tables.items()}
-    for i, entry in enumerate(constants):
-        shape = tuple(entry["shape"])
-        if total > _FULL_SIZE_BUDGET and math.prod(shape) > 1024:
-            shape = (1,) * len(shape)
-        dtype = entry["dtype"]
-        if "value" in entry:
-            data = np.asarray(entry["value"], dtype=dtype).reshape(entry["shape"])
-        elif dtype == "bool":
-            data = rng.integers(0, 2, shape).astype(bool)
-        elif np.issubdtype(np.dtype(dtype), np.floating):
-            data = rng.standard_normal(shape).astype(dtype)
-        else:
-            data = rng.integers(-4, 4, shape).astype(dtype)
-        out["relay.Constant"][i] = const(data, dtype)
-    return out
-
-
 def _corpus_id(record):
     return record["file"]
-
-
-def stand_in_init_module(record, source: str):
-    """The corpus marks a few files as parsed with a pre-populated module (TVM-lowered PrimFuncs such
-    as `@gem`). Structure is all a round trip needs, so each global the file uses but does not define
-    becomes a trivial Relay function."""
-    import re
-
-    used = set(re.findall(r"@([A-Za-z_][A-Za-z0-9_]*)", source))
-    defined = set(re.findall(r"def\s+@([A-Za-z_][A-Za-z0-9_]*)", source))
-    return parse("\n".join(f"def @{name}(%a) {{ %a }}" for name in sorted(used - defined)))
 
 
 @pytest.mark.parametrize("record", records(expected="ok"), ids=_corpus_id)
 def test_corpus_file_roundtrips(record):
     source = (CORPUS / record["file"]).read_text()
-    try:
-        init = init_module_for(record)
-    except LookupError:
-        init = stand_in_init_module(record, source)
-    table = corpus_meta_table(record)
+    init = init_module_or_stand_in(record, source)
+    table = meta_table(record, element_budget=_FULL_SIZE_BUDGET)
     if record["kind"] == "module":
         original = parse(source, source_name=record["file"], init_module=init, init_meta_table=table)
         text = astext(original)

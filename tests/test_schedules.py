@@ -118,3 +118,27 @@ def test_failing_schedules_fall_back_to_default_then_unscheduled(monkeypatch, tm
     args = random_args(kernel)
     expected = relay.evaluate(kernel.body, *args)
     np.testing.assert_allclose(run_kernel(library, kernel, args)[0], expected, rtol=1e-4, atol=1e-5)
+
+
+def test_gemv_partial_sums_divide_the_reduction_so_no_tail_scalarizes_it():
+    from transpile.kernels.schedules.matmul import gemv_lanes
+
+    assert gemv_lanes(128, 16) == 16 and gemv_lanes(784, 16) == 16
+    assert gemv_lanes(150, 16) == 30 and gemv_lanes(300, 16) == 30  # 2 registers, 30 of 32 lanes used
+    assert gemv_lanes(100, 16) == 25 and gemv_lanes(7, 16) == 7
+
+
+@pytest.mark.parametrize("rows, k, units", [(1, 150, 450), (2, 300, 150), (64, 256, 10)])
+def test_odd_sizes_get_whole_vectors_and_compute_right(tmp_path, rows, k, units):
+    kernel = dense_bias_relu(rows, units=units, k=k)
+    script, kind = scheduled(kernel)
+    assert kind == "matmul" and "T.vectorized" in script
+    if rows <= 4:
+        assert "T.vectorized(30)" in script  # the reduction's partial sums
+    else:
+        assert "T.vectorized(10)" in script  # all 10 columns in one vector
+    assert "T.where" not in script  # no tail predicate anywhere
+    library = build_kernels([kernel], tmp_path)
+    args = random_args(kernel)
+    expected = relay.evaluate(kernel.body, *args)
+    np.testing.assert_allclose(run_kernel(library, kernel, args)[0], expected, rtol=1e-4, atol=1e-4)

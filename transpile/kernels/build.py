@@ -9,7 +9,7 @@ from pathlib import Path
 from .lower import KernelLoweringError, check_kernel_name, lower_kernel
 from .threads import configure_threads
 
-__all__ = ["KernelLibrary", "build_kernels", "symbol_of", "OBJECT_NAME", "C_SOURCE_NAME"]
+__all__ = ["KernelLibrary", "build_kernels", "build_c_source", "symbol_of", "OBJECT_NAME", "C_SOURCE_NAME"]
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ def build_kernels(kernels, out_dir, target=None, schedule: bool = True, c_source
     An empty list gives a library with no object file."""
     import tvm
 
-    from .target import c_target, host_target
+    from .target import host_target
 
     configure_threads()
     kernels = list(kernels)
@@ -89,8 +89,26 @@ def build_kernels(kernels, out_dir, target=None, schedule: bool = True, c_source
     library.module = executable.mod
     library.symbols = {k.name: symbol_of(k.name) for k in kernels}
     if c_source:
-        c_mod, _ = _lowered_module(kernels, c_target(), schedule)
-        c_executable = tvm.compile(c_mod, target=c_target())
-        library.c_source_path = out_dir / C_SOURCE_NAME
-        library.c_source_path.write_text(c_executable.mod.inspect_source())
+        library.c_source_path = build_c_source(kernels, out_dir, schedule)
     return library
+
+
+def build_c_source(kernels, out_dir, schedule: bool = True) -> Path:
+    """Writes `out_dir/kernels.c`: `kernels` compiled by TVM's portable `c` target (scheduled for
+    it: tiled, no vectorize/parallel), one `__tvm_ffi_<name>` function per kernel. No LLVM build."""
+    import tvm
+
+    from .target import c_target
+
+    configure_threads()
+    kernels = list(kernels)
+    _check_names(kernels)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / C_SOURCE_NAME
+    if not kernels:
+        path.write_text("/* no kernels */\n")
+        return path
+    c_mod, _ = _lowered_module(kernels, c_target(), schedule)
+    path.write_text(tvm.compile(c_mod, target=c_target()).mod.inspect_source())
+    return path

@@ -4,18 +4,32 @@ Calling convention of the resulting PrimFunc (and of the compiled `__tvm_ffi_<na
 a packed TVM-FFI call with DLTensor arguments, the kernel's inputs first (in `kernel.params`
 order) then one output tensor per result tensor (a tuple result is flattened in order). Every
 buffer must be 64-byte aligned; the kernel does not check it.
+
+A `?` dimension of a parameter is a symbolic int32 var the kernel binds from the argument's
+DLTensor shape; result shapes are expressions over those vars (`kernel_shapes`), and the caller
+allocates the outputs with them after checking `KernelShapes.requirements`.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import TranspileError, UnsupportedFeatureError
 from ..relay.ty import AnyDim, TensorType, TupleType
 
-__all__ = ["KernelLoweringError", "kernel_to_te", "lower_kernel", "result_types", "check_kernel_name"]
+__all__ = [
+    "KernelLoweringError",
+    "KernelShapes",
+    "kernel_to_te",
+    "kernel_shapes",
+    "lower_kernel",
+    "result_types",
+    "check_kernel_name",
+    "is_dynamic_kernel",
+]
 
 _C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -46,14 +60,29 @@ def _flatten_type(ty, kernel_name) -> list[TensorType]:
     raise KernelLoweringError(f"kernel {kernel_name}: expected a tensor or tuple-of-tensors result, found {ty!r}")
 
 
-def _static_shape(ty: TensorType, what: str, kernel_name: str) -> tuple[int, ...]:
-    if any(isinstance(d, AnyDim) for d in ty.shape):
-        raise UnsupportedFeatureError(
-            "dynamic_shapes",
-            "tvm-kernels",
-            detail=f"kernel {kernel_name}: {what} has type Tensor[{ty.shape}, {ty.dtype}] with a dynamic (?) dimension",
-        )
-    return tuple(int(d) for d in ty.shape)
+def is_dynamic_kernel(kernel) -> bool:
+    """Whether a parameter or result of the kernel has a `?` dimension."""
+    types = [p.type for p in kernel.params if isinstance(p.type, TensorType)] + result_types(kernel)
+    return any(isinstance(d, AnyDim) for ty in types for d in ty.shape)
+
+
+def dim_var_name(param_name: str, axis: int) -> str:
+    return f"{param_name}_dim{axis}"
+
+
+def _param_shape(ty: TensorType, param_name: str) -> list:
+    """A placeholder shape: ints, and a symbolic int32 var per `?` dimension (bound from the
+    argument's DLTensor shape when the kernel is called)."""
+    from tvm import tirx
+
+    return [
+        tirx.Var(dim_var_name(param_name, axis), "int32") if isinstance(d, AnyDim) else int(d)
+        for axis, d in enumerate(ty.shape)
+    ]
+
+
+def _shape_text(shape) -> str:
+    return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
 class _ToTE:
@@ -75,11 +104,11 @@ class _ToTE:
             ty = getattr(var, "checked_type_", None) or param.type
             if not isinstance(ty, TensorType):
                 raise KernelLoweringError(f"kernel {kernel.name}: parameter {param.name} is not a tensor ({ty!r})")
-            shape = _static_shape(ty, f"parameter {param.name}", kernel.name)
-            tensor = te.placeholder(shape, ty.dtype, name=param.name)
+            tensor = te.placeholder(_param_shape(ty, param.name), ty.dtype, name=param.name)
             self.memo[var] = tensor
             self.inputs.append(tensor)
         self.n_consts = 0
+        self.requirements: list = []  # (condition over dim vars, message) from the lowerings
 
     def run(self, expr):
         # Iterative post-order so long fused chains cannot hit Python's recursion limit.
@@ -144,10 +173,18 @@ class _ToTE:
             raise UnsupportedFeatureError(
                 f"operator {name}", "tvm-kernels", detail=f"it has no TE lowering (te_impl) in the registry"
             )
+        from ..relay.op.families.te_support import collect_requirements
+
         args = [self.memo[a] for a in call.args]
         out_type = call.checked_type
         try:
-            result = opdef.te_impl(args, call.attrs, out_type)
+            with collect_requirements() as requirements:
+                result = opdef.te_impl(args, call.attrs, out_type)
+            self.requirements.extend(requirements)
+        except UnsupportedFeatureError as exc:
+            if exc.backend == "te":  # a data-dependent output shape: name the kernel too
+                raise UnsupportedFeatureError(exc.feature, "tvm-kernels", detail=f"kernel {self.kernel.name}") from None
+            raise
         except TranspileError:
             raise
         except Exception as exc:
@@ -168,12 +205,28 @@ class _ToTE:
             return
         if isinstance(result, (list, tuple)) or not hasattr(result, "shape"):
             raise KernelLoweringError(f"kernel {self.kernel.name}: TE lowering of {name} must return one tensor")
-        expected = _static_shape(out_type, f"the result of {name}", self.kernel.name)
-        found = tuple(int(d) for d in result.shape)
-        if found != expected or str(result.dtype) != out_type.dtype:
+        self._check_shape(name, result, out_type)
+
+    def _check_shape(self, name, result, out_type):
+        """Static dims of the type must match TE's; a symbolic TE dim where the type is static
+        becomes a run-time requirement (dtype and rank must match exactly)."""
+        from tvm import tirx
+
+        found = list(result.shape)
+        mismatch = len(found) != len(out_type.shape) or str(result.dtype) != out_type.dtype
+        for axis, (dim, expected) in enumerate(zip(found, out_type.shape)):
+            if mismatch or isinstance(expected, AnyDim):
+                continue
+            if isinstance(dim, tirx.IntImm) or isinstance(dim, int):
+                mismatch = int(dim) != int(expected)
+            else:
+                self.requirements.append(
+                    (dim == int(expected), f"{name}: dimension {axis} of the result must be {expected}")
+                )
+        if mismatch:
             raise KernelLoweringError(
-                f"kernel {self.kernel.name}: TE lowering of {name} produced Tensor[{found}, {result.dtype}], "
-                f"the type says Tensor[{expected}, {out_type.dtype}]"
+                f"kernel {self.kernel.name}: TE lowering of {name} produced Tensor[{_shape_text(found)}, {result.dtype}], "
+                f"the type says Tensor[{_shape_text(out_type.shape)}, {out_type.dtype}]"
             )
 
 
@@ -190,8 +243,7 @@ def _copy_of(tensor):
     return lambda *index: tensor(*index)
 
 
-def kernel_to_te(kernel):
-    """(inputs, outputs): TE placeholders for `kernel.params` and one TE tensor per result tensor."""
+def _lower_to_te(kernel):
     from tvm import te
 
     check_kernel_name(kernel.name)
@@ -207,7 +259,61 @@ def kernel_to_te(kernel):
         if tensor in inputs or tensor in seen:
             outputs[index] = te.compute(tensor.shape, _copy_of(tensor), name=f"{kernel.name}_out{index}")
         seen.add(outputs[index])
+    return walker, outputs
+
+
+def kernel_to_te(kernel):
+    """(inputs, outputs): TE placeholders for `kernel.params` and one TE tensor per result tensor.
+
+    A `?` dimension of a parameter is a symbolic int32 var (see `kernel_shapes`)."""
+    walker, outputs = _lower_to_te(kernel)
     return list(walker.inputs), outputs
+
+
+@dataclass
+class KernelShapes:
+    """How a kernel's result shapes follow from its arguments' run-time shapes.
+
+    - dims: (var, parameter index, axis) for every `?` dimension of a parameter;
+    - outputs: per result tensor (flattened), its shape as PrimExprs over those vars (ints when static);
+    - requirements: (condition over the vars, message) that must hold before the kernel runs
+      (e.g. broadcastable operands); a caller checks them, the kernel itself does not.
+    """
+
+    dims: list
+    outputs: list
+    requirements: list
+
+
+def kernel_shapes(kernel) -> KernelShapes:
+    """The shape functions of a kernel (see KernelShapes); raises UnsupportedFeatureError when a
+    result shape depends on something other than the arguments' shapes."""
+    from tvm import tirx
+
+    walker, outputs = _lower_to_te(kernel)
+    dims = []
+    for index, tensor in enumerate(walker.inputs):
+        for axis, dim in enumerate(tensor.shape):
+            if isinstance(dim, tirx.Var):
+                dims.append((dim, index, axis))
+    known = [var for var, _, _ in dims]
+    shapes = []
+    for index, tensor in enumerate(outputs):
+        shape = []
+        for dim in tensor.shape:
+            if isinstance(dim, tirx.IntImm):
+                shape.append(int(dim))
+                continue
+            free = [v for v in tirx.analysis.undefined_vars(dim, known)]
+            if free:
+                raise UnsupportedFeatureError(
+                    "a result shape not computable from the argument shapes",
+                    "tvm-kernels",
+                    detail=f"kernel {kernel.name}: result {index} has dimension {dim} ({', '.join(kernel.ops)})",
+                )
+            shape.append(dim)
+        shapes.append(shape)
+    return KernelShapes(dims, shapes, list(walker.requirements))
 
 
 def lower_kernel(kernel, schedule: bool = True, target=None):

@@ -29,6 +29,8 @@ class Case:
       value of that call is compared with `expected`.
     - `features`: what the program needs from a backend (checked against `required_features`).
     - `raises`: `(exception type, message regex)` for calls that must fail.
+    - `inputs_after`: the inputs as the caller sees them after the call (programs writing into
+      RefValue arguments), compared like results.
     """
 
     name: str
@@ -42,6 +44,7 @@ class Case:
     atol: float = 1e-6
     raises: tuple | None = None
     apply: tuple | None = None
+    inputs_after: tuple | None = None
     theme: str = ""
     description: str = ""
 

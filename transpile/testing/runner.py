@@ -95,6 +95,8 @@ def run_case(backend: str, case: Case) -> None:
         assert callable(result), f"result: expected a function (closure), got {type(result).__name__}"
         result = result(*case.fresh_apply_args())
     assert_values_close(result, case.expected_value(), case.rtol, case.atol)
+    if case.inputs_after is not None:
+        assert_values_close(inputs, tuple(case.inputs_after), case.rtol, case.atol, "the inputs after the call")
 
 
 def selected_backends(config) -> list[str]:

@@ -164,6 +164,8 @@ class ProgramEvaluator:
         if isinstance(ty, lir.RefT):
             if not isinstance(value, RefValue):
                 raise EvaluationError(f"{where}: expected a RefValue, got {type(value).__name__}")
+            # The cell is shared with the caller: its contents are converted in place.
+            value.value = self.convert(value.value, ty.value, f"{where} contents")
             return value
         if isinstance(ty, lir.ClosureT):
             if not callable(value):

@@ -11,7 +11,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...errors import TranspileError
-from ..base import ADTS, CLOSURES, CONSUMES_LIR, NON_TAIL_RECURSION, POLYMORPHISM, RECURSION, REFS, Backend
+from ..base import (
+    ADTS,
+    CLOSURES,
+    CONSUMES_LIR,
+    DYNAMIC_SHAPES,
+    NON_TAIL_RECURSION,
+    POLYMORPHISM,
+    RECURSION,
+    REFS,
+    Backend,
+)
 from .artifact import CppArtifact
 
 __all__ = ["CppBackend", "CppArtifact"]
@@ -21,6 +31,11 @@ _OPTIONS = {"verify", "schedule"}
 
 def _checked(options: dict) -> dict:
     unknown = sorted(set(options) - _OPTIONS)
+    if "standalone" in unknown:
+        raise TranspileError(
+            "a standalone source bundle is not an artifact: write it with "
+            "transpile.backends.cpp.standalone.build_bundle(mod, out_dir) or `transpile build -b cpp --standalone`"
+        )
     if unknown:
         raise TranspileError(
             f"backend 'cpp' does not take option(s) {', '.join(unknown)}; it takes {', '.join(sorted(_OPTIONS))}"
@@ -40,7 +55,7 @@ class CppBackend(Backend):
     """Native code: C++17 over tvm::ffi plus TVM-compiled kernels, linked into one shared library."""
 
     name = "cpp"
-    capabilities = frozenset({CLOSURES, ADTS, REFS, POLYMORPHISM, RECURSION, NON_TAIL_RECURSION})
+    capabilities = frozenset({CLOSURES, ADTS, REFS, POLYMORPHISM, RECURSION, NON_TAIL_RECURSION, DYNAMIC_SHAPES})
     consumes = CONSUMES_LIR
     description = "C++17 + TVM kernels in one shared library (TVM-FFI module, W0 interface, C API)"
 

@@ -67,6 +67,8 @@ class CppArtifact(Artifact):
     def write_files(self, directory: Path) -> dict:
         directory = Path(directory)
         files = [self.info["library"], self.info["source"], "transpile_rt.h"]
+        if (self.directory / "transpile_rt_common.h").is_file():  # libraries built before the header split lack it
+            files.append("transpile_rt_common.h")
         if self.info.get("header"):
             files.append(self.info["header"])
         for name in files:

@@ -136,6 +136,9 @@ def schedule_spatial_block(ctx: Ctx, block) -> None:
     loops = sch.get_loops(block)
     if not loops:
         return
+    if not all(is_static_loop(sch, loop) for loop in loops):
+        schedule_symbolic_spatial_block(ctx, block)
+        return
     extents = loop_extents(sch, loops)
     if 0 in extents:
         return
@@ -150,6 +153,36 @@ def schedule_spatial_block(ctx: Ctx, block) -> None:
         outer = fused
     if total >= PARALLEL_MIN_WORK:
         ctx.parallel(outer)
+
+
+def is_static_loop(sch, loop) -> bool:
+    """Whether the loop's extent is a constant (not a `?` dimension's var)."""
+    return isinstance(getattr(sch.get(loop).extent, "value", None), int)
+
+
+def schedule_symbolic_spatial_block(ctx: Ctx, block) -> None:
+    """A block with `?` extents: fuse and vectorize the trailing static loops; the symbolic outer
+    loops stay as they are (splitting them would need a tail) and run serially unless the static
+    part alone is worth a parallel launch."""
+    sch = ctx.sch
+    loops = sch.get_loops(block)
+    static = []
+    for loop in reversed(loops):
+        if not is_static_loop(sch, loop):
+            break
+        static.insert(0, loop)
+    extents = loop_extents(sch, static)
+    total = product(extents)
+    if not static or total == 0:
+        return
+    fused = sch.fuse(*static) if len(static) > 1 else static[0]
+    lanes = ctx.lanes(block_dtype(sch, block))
+    vec = largest_divisor(total, [lanes * 2, lanes, lanes // 2, lanes // 4]) if total >= lanes else 1
+    if vec > 1:
+        outer, inner = sch.split(fused, [None, vec])
+        ctx.vectorize(inner)
+    if total >= PARALLEL_MIN_WORK:
+        ctx.parallel(sch.get_loops(block)[0])
 
 
 def schedule_reduction_block(ctx: Ctx, block) -> None:

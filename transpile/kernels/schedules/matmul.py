@@ -51,17 +51,36 @@ def schedule_matmul(ctx: Ctx, block) -> str:
     sch = ctx.sch
     extents = loop_extents(sch, sch.get_loops(block))
     m, n, k = extents[-3:]
+    if not n or not k:  # a `?` column or reduction extent (0 here): tiles would need tails
+        raise ValueError("matmul with a symbolic column or reduction extent: left to the default schedule")
     nt_index, a_row_major = _operand_roles(sch, block)
     lanes = ctx.lanes(block_dtype(sch, block))
-    if m <= GEMV_MAX_ROWS and nt_index is not None and a_row_major:
-        vec = largest_divisor(k, [lanes, lanes // 2, lanes // 4])
+    if m <= GEMV_MAX_ROWS and nt_index is not None and a_row_major:  # m == 0 also: a `?` row count
+        vec = gemv_lanes(k, lanes)
         if vec >= 4:
             return schedule_gemv(ctx, block, vec)
     return schedule_tiled(ctx, block, nt_index, lanes)
 
 
+def gemv_lanes(k: int, lanes: int) -> int:
+    """Width of the GEMV's vector partial sums: a divisor of k (so no tail loop, which would
+    scalarize the vector loop), the one filling whole vector registers best, the larger on ties.
+    Widths that are not a power of two (30 for k = 150 or 300) are split by LLVM into registers."""
+    if k % lanes == 0:
+        return lanes
+    best, best_fill = 1, 0.0
+    for width in range(max(lanes // 4, 1), 2 * lanes + 1):
+        if k % width:
+            continue
+        fill = width / (-(-width // lanes) * lanes)
+        if fill > best_fill or (fill == best_fill and width > best):
+            best, best_fill = width, fill
+    return best
+
+
 def schedule_tiled(ctx: Ctx, block, nt_index, lanes) -> str:
-    """Tile i by 4, j by two vectors and k by 4; accumulate in registers; vectorize j; parallel outer tiles.
+    """Tile i by 8 (or 4, 2), j by two vectors and k by 4; accumulate in registers; vectorize j;
+    parallel outer tiles.
 
     An operand read as [j, k] is first repacked inside the kernel so vector loads are contiguous.
     When j is not a multiple of the vector width, the computation is padded (pad_einsum) instead
@@ -74,6 +93,8 @@ def schedule_tiled(ctx: Ctx, block, nt_index, lanes) -> str:
     n_batch = len(loops) - 3
     m, n, kk = extents[-3:]
     tj = largest_divisor(n, [2 * lanes, lanes])
+    if tj == 1 and 4 <= n < lanes:
+        tj = n  # few columns: one vector of them (LLVM handles the odd width) instead of pairs
     packed = None
     padded = tj == 1 and n >= lanes
     if padded:
@@ -88,7 +109,7 @@ def schedule_tiled(ctx: Ctx, block, nt_index, lanes) -> str:
     if nt_index is not None and tj > 1 and packed is None:
         packed = sch.cache_read(block, nt_index, "global")
         sch.transform_layout(block, ("read", nt_index), lambda *ax: (*ax[:-2], ax[-2] // tj, ax[-1], ax[-2] % tj))
-    ti = largest_divisor(m, [4, 2])
+    ti = largest_divisor(m, [8, 4, 2]) if m else 1  # m == 0: a `?` row count (a tail would break the build)
     tk = largest_divisor(kk, [4, 2])
     loops = sch.get_loops(block)
     batch, (i, j, k) = loops[:-3], loops[-3:]
@@ -152,7 +173,7 @@ def _schedule_pack(ctx: Ctx, packed, tj: int) -> None:
     j0, j1 = sch.split(j, [None, tj])
     sch.reorder(*batch, j0, k, j1)
     ctx.vectorize(j1)
-    if product(extents) >= PARALLEL_MIN_WORK:
+    if product(extents) >= PARALLEL_MIN_WORK // 4:  # a copy: memory-bound, each element costs more
         ctx.parallel(sch.fuse(*batch, j0))
 
 
@@ -168,7 +189,7 @@ def schedule_gemv(ctx: Ctx, block, lanes) -> str:
     partial = sch.rfactor(k1, len(loops) - 1)
     rf_loops = sch.get_loops(partial)
     outer, (j, rk0, rk1) = rf_loops[:-3], rf_loops[-3:]
-    tj = largest_divisor(n, [8, 4, 2])
+    tj = largest_divisor(n, [8, 4, 3, 6, 5, 2])  # dividing n: a tail would put a predicate in the vector loop
     j0, j1 = sch.split(j, [None, tj])
     sch.reorder(*outer, j0, rk0, j1, rk1)
     final = sch.get_sblock(name)

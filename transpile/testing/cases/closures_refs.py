@@ -4,7 +4,20 @@ from __future__ import annotations
 
 from ...backends.base import ADTS, CLOSURES, NON_TAIL_RECURSION, POLYMORPHISM, RECURSION, REFS
 from ..case import Case
-from ._values import RefValue, f32, i32, rand
+from ._values import ADTValue, RefValue, f32, i32, rand
+
+
+def _one_cell_three_ways(value: int) -> tuple:
+    """The same RefValue as two arguments and inside an ADT value (the inputs' deep copy keeps that)."""
+    cell = RefValue(i32(value))
+    return (cell, cell, ADTValue("Hold", (cell, i32(100))))
+
+
+def _double_contents(cell: RefValue) -> tuple:
+    """A Python function writing into the reference the program passes it."""
+    cell.value = cell.value * i32(2)
+    return ()
+
 
 THEME = "closures_refs"
 
@@ -139,6 +152,52 @@ def @main(%r: ref(int32)) -> int32 {
         inputs=(RefValue(i32(21)),),
         expected=i32(63),
         features={REFS},
+    ),
+    Case(
+        "ref_argument_write_visible",
+        """
+def @main(%r: ref(int32), %x: int32) -> int32 {
+  let %old = ref_read(%r);
+  let %ignored = ref_write(%r, %old + %x);
+  %old
+}""",
+        inputs=(RefValue(i32(5)), i32(3)),
+        expected=i32(5),
+        inputs_after=(RefValue(i32(8)), i32(3)),
+        features={REFS},
+        description="the caller's RefValue holds what the program wrote into it",
+    ),
+    Case(
+        "ref_argument_aliasing",
+        """
+type Holder {
+  Hold(ref(int32), int32),
+}
+
+def @main(%a: ref(int32), %b: ref(int32), %h: Holder) -> (int32, int32) {
+  let %i1 = ref_write(%a, ref_read(%a) + 1);
+  let %i2 = ref_write(%b, ref_read(%b) * 10);
+  let %i3 = match (%h) { Hold(%c, %n) => ref_write(%c, ref_read(%c) + %n) };
+  (ref_read(%a), ref_read(%b))
+}""",
+        inputs=_one_cell_three_ways(1),
+        expected=(i32(120), i32(120)),
+        inputs_after=_one_cell_three_ways(120),
+        features={REFS, ADTS},
+        description="one RefValue passed as two arguments and inside an ADT value is one cell: (1 + 1) * 10 + 100",
+    ),
+    Case(
+        "ref_written_by_python_callback",
+        """
+def @main(%f: fn (ref(int32)) -> (), %x: int32) -> int32 {
+  let %r = ref(%x);
+  let %done = %f(%r);
+  ref_read(%r) + 1
+}""",
+        inputs=(_double_contents, i32(20)),
+        expected=i32(41),
+        features={CLOSURES, REFS},
+        description="a Python function passed in writes into a reference the program created",
     ),
     Case(
         "closures_capture_each_recursion_level",

@@ -43,9 +43,10 @@ def _plain_identifier(name: str) -> str:
 
 
 class ProgramWriter:
-    def __init__(self, program, big_stack: bool):
+    def __init__(self, program, big_stack: bool, standalone: bool = False):
         self.program = program
         self.big_stack = big_stack
+        self.standalone = standalone  # the TVM-free flavour (transpile_rt_standalone.h, C API only)
         self.names = Namespace()
         self.types = CppTypes(program, self.names)
         self._functions = {f.name: self.names.bind(("fn", f.name), f"fn_{f.name}") for f in program.functions}
@@ -112,7 +113,7 @@ class ProgramWriter:
             f"// Entry: @{program.entry}("
             + ", ".join(f"%{p.name}: {type_text(p.type)}" for p in entry.params)
             + f") -> {type_text(entry.ret)}",
-            "#include <transpile_rt.h>",
+            "#include <transpile_rt_standalone.h>" if self.standalone else "#include <transpile_rt.h>",
             "",
             "#include <algorithm>",
             "#include <cmath>",
@@ -144,23 +145,26 @@ class ProgramWriter:
         for w in writers:
             out.append("")
             out += w.definition()
-        exports, header = entry_exports(self, entry, self.big_stack)
-        marshal = self.marshal.code()
-        out += ["", "// ---------------------------------------------------------------- boundary marshalling", ""]
-        out += marshal
+        exports, header = entry_exports(self, entry, self.big_stack, self.standalone)
+        if not self.standalone:  # the standalone C API passes tensors only: no Python boundary
+            marshal = self.marshal.code()
+            out += ["", "// ---------------------------------------------------------------- boundary marshalling", ""]
+            out += marshal
         out += [""] + exports
         extern = [k for k in kernels if not is_inline_kernel(k)]
         return "\n".join(out) + "\n", ("\n".join(header) if header else None), extern
 
 
-def generate(program, verify: bool = True) -> Generated:
+def generate(program, verify: bool = True, standalone: bool = False) -> Generated:
+    """The C++ of `program`; `standalone` selects the TVM-free flavour of the source bundle: it
+    includes transpile_rt_standalone.h and exports only the plain C API (tensor-only entries)."""
     from ....lir import verify as verify_program
     from ...python.boundary import needs_big_stack
 
     if verify:
         verify_program(program)
     big = needs_big_stack(program)
-    writer = ProgramWriter(program, big)
+    writer = ProgramWriter(program, big, standalone)
     source, header, extern = writer.source()
     return Generated(
         source=source,

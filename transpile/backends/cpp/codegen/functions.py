@@ -5,6 +5,11 @@ Reading guide: a Let becomes a typed local; `If` an if/else; `Match` a `switch` 
 reassigns the parameters and `continue`s the function's `while (true)` loop; `Fail` throws.
 Every function starts with TRT_STACK_CHECK(), the guard that turns runaway recursion into an
 error instead of a crash.
+
+Memory: kernel results that never leave the function (transpile.passes.memory_plan) are
+`trt::View`s into the invocation's `trt::Arena` (one per call, declared after the guard) at
+offsets planned by liveness; their kernels run through the `into_` wrappers. Every other kernel
+result is a freshly allocated `trt::Tensor`.
 """
 
 from __future__ import annotations
@@ -35,9 +40,11 @@ from ....lir.nodes import (
     Var,
 )
 from ....lir.printer import stmt_text
-from ....lir.types import type_text
-from .kernels import scalar_literal
-from .types import is_cpp_scalar
+from ....lir.types import TupleT, type_text
+from ....lir.walk import iter_lets
+from ....passes.memory_plan import EMPTY_PLAN, plan_function
+from .kernels import has_into_variant, into_name, scalar_literal
+from .types import dtype_expr, is_cpp_scalar
 
 __all__ = ["FunctionWriter", "c_string"]
 
@@ -59,6 +66,17 @@ class FunctionWriter:
         self.env_names = [self.locals.bind(p.name, p.name) for p in (func.env or ())]
         self.param_names = [self.locals.bind(p.name, p.name) for p in func.params]
         self.indent = 1
+        self.plan = self._memory_plan()
+        self.arena = self.locals.bind(("arena",), "arena") if self.plan.arena_bytes else None
+
+    def _memory_plan(self):
+        """The function's memory plan over the kernel calls that have an `into_` wrapper."""
+        program = self.module.program
+        calls = [let.value for let in iter_lets(self.func.body) if isinstance(let.value, KernelCall)]
+        if not any(has_into_variant(program.kernel(c.kernel)) for c in calls):
+            return EMPTY_PLAN
+        # Kernels without the wrapper have scalar or dynamic results, which are not planned anyway.
+        return plan_function(self.func, plannable=lambda ty: not is_cpp_scalar(ty))
 
     # ------------------------------------------------------------ signatures
 
@@ -98,6 +116,8 @@ class FunctionWriter:
         origin = f"  (from @{func.relay_name})" if func.relay_name and func.relay_name != func.name else ""
         lines = [f"// fn @{func.name}{env} ({doc}) -> {type_text(func.ret)}{origin}", self.prototype() + " {"]
         lines.append("  TRT_STACK_CHECK();")
+        if self.arena is not None:
+            lines.append(f"  trt::Arena {self.arena}({self.plan.arena_bytes});  // {self.plan.summary()}")
         for p, n in zip(func.env or (), self.env_names):
             lines.append(f"  const {self.types.cpp(p.type)}& {n} = env.{n};")
         self.indent = 2
@@ -172,12 +192,42 @@ class FunctionWriter:
                 return True
             out.append(f"{pad}[[maybe_unused]] trt::Unit {self._declare(let)}{{}};")
             return False
+        if let.var.name in self.plan.outputs:
+            out.extend(self._planned_call(let))
+            return False
+        if let.var.name in self.plan.views:
+            cty = "trt::View"
         text = self.expression(value)
         if tail:
             out.append(f"{pad}return {text};")
             return True
         out.append(f"{pad}{cty} {self._declare(let)} = {text};")
         return False
+
+    def _planned_call(self, let: Let) -> list[str]:
+        """A kernel call writing into the arena: a View per result tensor, then the `into_` wrapper."""
+        pad = self._pad()
+        value = let.value
+        buffers = self.plan.outputs[let.var.name]
+        tuple_result = isinstance(let.var.type, TupleT)
+        lines, views = [], []
+        for j, buf in enumerate(buffers):
+            if tuple_result:
+                name = self.locals.bind((let.var.name, j), f"{let.var.name}_{j}")
+            else:
+                name = self._declare(let)
+            shape = self.locals.bind((let.var.name, j, "shape"), f"{name}_shape")
+            dims = ", ".join(str(int(d)) for d in buf.type.shape) or "0"
+            lines.append(f"{pad}static const int64_t {shape}[] = {{{dims}}};")
+            lines.append(
+                f"{pad}const trt::View {name}({self.arena}.at({buf.offset}), {shape}, {len(buf.type.shape)}, "
+                f"{dtype_expr(buf.type.dtype)});"
+            )
+            views.append(name)
+        kernel = self.module.kernel_name(value.kernel)
+        args = [self.atom(a) for a in value.args] + views
+        lines.append(f"{pad}{into_name(kernel)}({', '.join(args)});")
+        return lines
 
     def _nested(self, block: Block, target: str | None) -> list[str]:
         self.indent += 1
@@ -286,6 +336,9 @@ class FunctionWriter:
             ty = self.types.cpp(_tuple_type(value))
             return f"{ty}{{{self._args(value.fields)}}}"
         if isinstance(value, Proj):
+            source = value.tuple_value
+            if isinstance(source, Var) and source.name in self.plan.outputs:
+                return self.locals.lookup((source.name, value.index))  # a planned buffer's View
             return f"std::get<{value.index}>({self.atom(value.tuple_value)})"
         if isinstance(value, MakeAdt):
             struct = self.types.ctor_struct(value.adt, value.ctor)

@@ -13,11 +13,13 @@ import math
 import numpy as np
 
 from ....errors import UnsupportedFeatureError
+from ....kernels.lower import is_dynamic_kernel
 from ....lir.types import TensorType, TupleT, type_text
 from ....relay.ty import AnyDim
+from .shapes import dynamic_shape_lines
 from .types import SCALAR_CTYPES, dtype_expr, is_cpp_scalar
 
-__all__ = ["KernelWriter", "scalar_literal", "is_inline_kernel", "kernel_symbol"]
+__all__ = ["KernelWriter", "scalar_literal", "is_inline_kernel", "kernel_symbol", "into_name", "has_into_variant"]
 
 _BINARY = {
     "add": "+",
@@ -36,6 +38,10 @@ _UNARY = {"negative": "-", "logical_not": "!"}
 _OTHER = {"where", "cast", "maximum", "minimum", "divide", "copy"}
 INLINE_OPS = frozenset(_BINARY) | frozenset(_UNARY) | _OTHER
 _NARROW = {"int8", "int16", "uint8", "uint16"}  # C++ promotes these to int: cast results back
+# float16 arithmetic as numpy does it: each operation in float32, its result rounded to float16
+# (exact for + - * /: float32 holds every such result of two halves to well within double rounding).
+# Written out so that neither excess precision nor contraction can skip a rounding.
+_HALF_ROUNDED = {"add", "subtract", "multiply", "divide"}
 
 
 def kernel_symbol(kernel) -> str:
@@ -48,7 +54,7 @@ def scalar_literal(value, dtype: str) -> str:
         return "true" if value else "false"
     ctype = SCALAR_CTYPES[dtype]
     if dtype.startswith("float"):
-        value = float(value)
+        value = float(np.asarray(value, dtype=dtype))  # the value the dtype holds, spelled exactly below
         suffix = "f" if dtype == "float32" else ""
         if math.isnan(value):
             return f"static_cast<{ctype}>(NAN)"
@@ -57,6 +63,8 @@ def scalar_literal(value, dtype: str) -> str:
         text = repr(value)
         if "e" not in text and "." not in text:
             text += ".0"
+        if dtype == "float16":  # no literal suffix before C++23; the double is exactly the half value
+            return f"static_cast<_Float16>({text})"
         return f"{text}{suffix}"
     value = int(value)
     if dtype.startswith("uint"):
@@ -137,14 +145,15 @@ class KernelWriter:
         head = f"// kernel {kernel.name} [{kernel.pattern.name.lower()}]: {', '.join(kernel.ops)}"
         if is_inline_kernel(kernel):
             return [head] + self._inline(kernel, cpp_name)
-        return [head] + self._tvm_call(kernel, cpp_name)
+        return [head] + self._tvm_call(kernel, cpp_name) + self._into_call(kernel, cpp_name)
 
     def _signature(self, kernel, cpp_name: str, inline: bool) -> tuple[str, list[str]]:
         params = [f"p{i}" for i in range(len(kernel.params))]
         decls = []
         for name, p in zip(params, kernel.params):
             cty = self.types.cpp(p.type)
-            decls.append(f"{cty} {name}" if is_cpp_scalar(p.type) else f"const {cty}& {name}")
+            # trt::In: a Tensor or a planned buffer's View (see into_name)
+            decls.append(f"{cty} {name}" if is_cpp_scalar(p.type) else f"trt::In {name}")
         ret = self.types.cpp(kernel.result)
         prefix = "static inline" if inline else "static"
         return f"{prefix} {ret} {cpp_name}({', '.join(decls)})", params
@@ -154,6 +163,7 @@ class KernelWriter:
 
         signature, params = self._signature(kernel, cpp_name, True)
         values = {var: name for var, name in zip(kernel.body.params, params)}
+        as_float = {}  # float16 constants spelled as the (exactly equal) float literal
         lines = [signature + " {"]
         order = _post_order(kernel.body.body)
         counter = 0
@@ -163,9 +173,15 @@ class KernelWriter:
             if isinstance(node, rx.Constant):
                 data = np.asarray(node.data)
                 values[node] = scalar_literal(data.item(), data.dtype.name)
+                if data.dtype.name == "float16":
+                    as_float[node] = scalar_literal(data.item(), "float32")
                 continue
             ty = node.checked_type
-            expr = self._op_expr(node, [values[a] for a in node.args], ty)
+            if ty.dtype == "float16" and node.op.name in _HALF_ROUNDED:
+                floats = [as_float.get(a) or f"static_cast<float>({values[a]})" for a in node.args]
+                expr = _half_arithmetic(node.op.name, floats)
+            else:
+                expr = self._op_expr(node, [values[a] for a in node.args], ty)
             if node is kernel.body.body:
                 lines.append(f"  return {expr};")
             else:
@@ -189,6 +205,9 @@ class KernelWriter:
             expr = f"{args[0]} / {args[1]}"
         elif op == "where":
             expr = f"{args[0]} ? {args[1]} : {args[2]}"
+        elif op in ("maximum", "minimum") and ty.dtype.startswith("float"):
+            x, y = args  # NaN wins either way round, as in numpy (std::max would drop a NaN in y)
+            expr = f"({x} {'>' if op == 'maximum' else '<'} {y} || {x} != {x}) ? {x} : {y}"
         elif op in ("maximum", "minimum"):
             expr = f"std::{op[:3]}<{ctype}>({args[0]}, {args[1]})"
         elif op == "cast":
@@ -213,18 +232,19 @@ class KernelWriter:
             else:
                 args.append(f"trt::arg({name})")
         outs = _flat_results(kernel.result)
+        if is_dynamic_kernel(kernel):  # shapes computed from the arguments' (see shapes.py)
+            shape_lines, out_shapes = dynamic_shape_lines(kernel, params)
+            lines.extend(shape_lines)
+        else:
+            out_shapes = [[str(int(d)) for d in ty.shape] for ty in outs]
         out_names = []
         for j, ty in enumerate(outs):
-            if any(isinstance(d, AnyDim) for d in ty.shape):
-                raise UnsupportedFeatureError(
-                    "dynamic_shapes", "cpp", detail=f"kernel {kernel.name} has a result with a dynamic (?) dimension"
-                )
             if is_cpp_scalar(ty):
                 lines.append(f"  trt::Scalar<{SCALAR_CTYPES[ty.dtype]}> out{j}({dtype_expr(ty.dtype)});")
                 args.append(f"out{j}.arg()")
                 out_names.append(f"out{j}.value")
             else:
-                shape = "{" + ", ".join(str(int(d)) for d in ty.shape) + "}"
+                shape = "{" + ", ".join(out_shapes[j]) + "}"
                 lines.append(f"  trt::Tensor out{j} = trt::empty({shape}, {dtype_expr(ty.dtype)});")
                 args.append(f"trt::arg(out{j})")
                 out_names.append(f"out{j}")
@@ -234,10 +254,61 @@ class KernelWriter:
         lines.append("}")
         return lines
 
+    def _into_call(self, kernel, cpp_name: str) -> list[str]:
+        """`into_<name>(inputs..., View& outputs...)`: the kernel writing into planned buffers
+        (transpile.passes.memory_plan); only for static tensor results, the only ones planned."""
+        if not has_into_variant(kernel):
+            return []
+        outs = _flat_results(kernel.result)
+        params, args, lines = [], [], []
+        for i, p in enumerate(kernel.params):
+            if is_cpp_scalar(p.type):
+                ctype = SCALAR_CTYPES[p.type.dtype]
+                params.append(f"{ctype} p{i}")
+                lines.append(f"  trt::Scalar<{ctype}> s{i}(p{i}, {dtype_expr(p.type.dtype)});")
+                args.append(f"s{i}.arg()")
+            else:
+                params.append(f"trt::In p{i}")
+                args.append(f"trt::arg(p{i})")
+        for j in range(len(outs)):
+            params.append(f"const trt::View& out{j}")
+            args.append(f"trt::arg(out{j})")
+        if is_dynamic_kernel(kernel):  # `?` argument dims (static results): the kernel's requirements first
+            lines = dynamic_shape_lines(kernel, [f"p{i}" for i in range(len(kernel.params))])[0] + lines
+        return [
+            f"static inline void {into_name(cpp_name)}({', '.join(params)}) {{",
+            *lines,
+            f"  const TVMFFIAny args[] = {{{', '.join(args)}}};",
+            f"  trt::call({kernel_symbol(kernel)}, args, {len(args)});",
+            "}",
+        ]
+
     def _rebuild(self, ty, names) -> str:
         if isinstance(ty, TupleT):
             return f"{self.types.cpp(ty)}{{{', '.join(self._rebuild(f, names) for f in ty.fields)}}}"
         return next(names)
+
+
+def into_name(cpp_name: str) -> str:
+    """The C++ name of a kernel's variant writing into given Views."""
+    return f"into_{cpp_name}"
+
+
+def has_into_variant(kernel) -> bool:
+    """Whether the kernel has an `into_` variant: a TVM kernel whose results are static, non-scalar tensors."""
+    if is_inline_kernel(kernel):
+        return False
+    try:
+        outs = _flat_results(kernel.result)
+    except UnsupportedFeatureError:
+        return False
+    return all(not is_cpp_scalar(t) and not any(isinstance(d, AnyDim) for d in t.shape) for t in outs)
+
+
+def _half_arithmetic(op: str, floats: list[str]) -> str:
+    """A float16 operation computed in float32 and rounded once to float16, as numpy does."""
+    symbol = "/" if op == "divide" else _BINARY[op]
+    return f"static_cast<_Float16>({floats[0]} {symbol} {floats[1]})"
 
 
 def _post_order(root) -> list:

@@ -12,6 +12,7 @@ transpile_rt.h); `enc_N`/`dec_N` are generated per LIR type. Exports:
 
 from __future__ import annotations
 
+from ....errors import UnsupportedFeatureError
 from ....lir.types import AdtT, ClosureT, RefT, TensorType, TupleT, type_text
 from .types import SCALAR_CTYPES, dtype_expr, is_cpp_scalar, shape_list
 
@@ -107,10 +108,7 @@ class Marshal:
             enc = [f"  {e}(w, std::get<{i}>(v));" for i, e in enumerate(encs)] or ["  (void)w; (void)v;"]
             return dec, enc
         if isinstance(ty, RefT):
-            return (
-                [f"  return trt::ref_new<{types.cpp(ty.value)}>({self.dec(ty.value)}(r));"],
-                [f"  {self.enc(ty.value)}(w, v->value);"],
-            )
+            return self._ref_bodies(ty, n)
         if isinstance(ty, AdtT):
             adt = self.program.adt(ty.name)
             dec = ["  const int64_t tag = r.next().cast<int64_t>();", "  switch (tag) {"]
@@ -155,11 +153,15 @@ class Marshal:
             ]
             call_def = [
                 f"{types.cpp(ty.ret)} {struct}::call({', '.join(f'{c} {a}' for a, c in params)}) const {{",
-                "  trt::Writer w;",
+                "  trt::RefTable refs;",
+                "  trt::Writer w(refs);",
                 *[f"  {e}(w, {a});" for e, (a, _) in zip(arg_encs, params)],
+                "  const int64_t sent = refs.size();",
                 "  trt::AnyArray out = f(w.finish()).cast<trt::AnyArray>();",
-                "  trt::Reader r(out);",
-                f"  return {ret_dec}(r);",
+                "  trt::Reader r(out, refs);",
+                f"  {types.cpp(ty.ret)} result = {ret_dec}(r);",
+                "  refs.receive_contents(r, sent);  // what the callee wrote into our references",
+                "  return result;",
                 "}",
             ]
             self.definitions.extend(call_def)
@@ -168,64 +170,153 @@ class Marshal:
                 "  trt::Fn<" + base + "> fn = v;",
                 "  w.put(trt::ffi::Function::FromTyped([fn](trt::AnyArray in) -> trt::AnyArray {",
                 "    trt::init_stack_limit();",
-                "    trt::Reader r(in);",
+                "    trt::RefTable refs;",
+                "    trt::Reader r(in, refs);",
                 *[f"    {c} {a} = {d}(r);" for (a, c), d in zip(params, arg_decs)],
+                "    const int64_t received = refs.size();",
                 f"    auto result = fn->call({', '.join(f'std::move({a})' for a, _ in params)});",
-                "    trt::Writer out;",
+                "    trt::Writer out(refs);",
                 f"    {ret_enc}(out, result);",
+                "    refs.send_contents(out, received);",
                 "    return out.finish();",
                 "  }));",
             ]
             return dec, enc
         raise TypeError(f"no marshalling for {type_text(ty)}")
 
+    def _ref_bodies(self, ty: RefT, n: int):
+        """A reference crosses as its index in the call's RefTable, then (the first time) its contents;
+        put_N/take_N send and receive a cell's final contents after the call (see transpile_rt.h)."""
+        contents = self.types.cpp(ty.value)
+        dec_contents, enc_contents = self.dec(ty.value), self.enc(ty.value)
+        cell = f"trt::Cell<{contents}>"
+        self.prototypes.append(f"static void put_{n}(trt::Writer& w, const void* cell);")
+        self.prototypes.append(f"static void take_{n}(trt::Reader& r, void* cell);")
+        self.definitions += [
+            f"static void put_{n}(trt::Writer& w, const void* cell) {{",
+            f"  {enc_contents}(w, static_cast<const {cell}*>(cell)->value);",
+            "}",
+            f"static void take_{n}(trt::Reader& r, void* cell) {{",
+            f"  static_cast<{cell}*>(cell)->value = {dec_contents}(r);",
+            "}",
+        ]
+        dec = [
+            "  const int64_t k = r.next().cast<int64_t>();",
+            f"  if (k < r.refs.size()) return r.refs.get<{contents}>(k);",
+            f"  trt::Ref<{contents}> cell = trt::ref_new<{contents}>({contents}{{}});",
+            f"  r.refs.add(k, cell, put_{n}, take_{n});  // before the contents, which may refer back to it",
+            f"  cell->value = {dec_contents}(r);",
+            "  return cell;",
+        ]
+        enc = [
+            "  const int64_t k = w.refs.find(v.get());",
+            "  if (k >= 0) {",
+            "    w.put(k);",
+            "    return;",
+            "  }",
+            f"  w.put(w.refs.add(w.refs.size(), v, put_{n}, take_{n}));",
+            f"  {enc_contents}(w, v->value);",
+        ]
+        return dec, enc
+
     def code(self) -> list[str]:
         return self.structs + [""] + self.prototypes + [""] + self.definitions
 
 
-def entry_exports(module, entry, big_stack: bool) -> tuple[list[str], list[str]]:
-    """(C++ lines of the exported entry points, C header lines)."""
+def entry_exports(module, entry, big_stack: bool, standalone: bool = False) -> tuple[list[str], list[str]]:
+    """(C++ lines of the exported entry points, C header lines).
+
+    `standalone` (the TVM-free bundle): only the plain C API, for tensor-only entries; no TVM-FFI
+    exports, no W0 and no Python boundary marshalling."""
+    fn = module.function_name(entry.name)
+    lines = ["// ---------------------------------------------------------------- exported entry points", ""]
+    if not standalone:
+        lines += _generic_entry(module, entry, fn)
+    signature = tensor_signature(entry)
+    if signature is None:
+        if standalone:
+            params = ", ".join(f"%{p.name}: {type_text(p.type)}" for p in entry.params)
+            raise UnsupportedFeatureError(
+                f"a standalone bundle of @{module.program.entry}({params}) -> {type_text(entry.ret)}: "
+                "its C API passes tensors only, so the entry must take and return tensors (or tuples of them)",
+                "cpp",
+            )
+        return lines, []
+    inputs, outputs = signature
+    lines += _run_entry(module, entry, fn, inputs, big_stack)
+    if not standalone:
+        lines += _tvm_exports(module, entry, inputs, outputs)
+    lines += _c_api(module, inputs, outputs)
+    return lines, _c_header(module, entry, inputs, outputs)
+
+
+def _generic_entry(module, entry, fn: str) -> list[str]:
+    """`transpile_call`: any argument and result types, as flat arrays (the Python wrapper's entry)."""
     types = module.types
     marshal = module.marshal
-    fn = module.function_name(entry.name)
     decs = [marshal.dec(p.type) for p in entry.params]
     ret_enc = marshal.enc(entry.ret)
-    lines = [
-        "// ---------------------------------------------------------------- exported entry points",
-        "",
-        "// The generic entry: arguments and results as flat arrays (see transpile_rt.h).",
-        "static trt::AnyArray transpile_call(trt::AnyArray args) {",
-        "  trt::init_stack_limit();",
-        "  trt::Reader r(args);",
+    body = [
+        "  trt::RefTable refs;",
+        "  trt::Reader r(args, refs);",
     ]
     names = []
     for i, (p, d) in enumerate(zip(entry.params, decs)):
-        lines.append(f"  {types.cpp(p.type)} a{i} = {d}(r);")
+        body.append(f"  {types.cpp(p.type)} a{i} = {d}(r);")
         names.append(f"std::move(a{i})")
-    lines += [
+    body += [
+        "  const int64_t received = refs.size();",
         f"  auto result = {fn}({', '.join(names)});",
-        "  trt::Writer w;",
+        "  trt::Writer w(refs);",
         f"  {ret_enc}(w, result);",
-        "  return w.finish();",
+        "  refs.send_contents(w, received);  // the caller's references, as the call left them",
+    ]
+    lines = [
+        "// The generic entry: arguments and results as flat arrays (see transpile_rt.h).",
+        "static trt::AnyArray transpile_call(trt::AnyArray args) {",
+        "  trt::init_stack_limit();",
+    ]
+    # Deep recursion, or deep values to decode/encode: on the thread's big stack (the caller's
+    # thread, so no thread is started per call; see run_on_big_stack).
+    if module.big_stack or any(_has_adt(t) for t in [p.type for p in entry.params] + [entry.ret]):
+        lines += ["  trt::AnyArray out;", "  trt::run_on_big_stack([&] {"]
+        lines += ["  " + b for b in body] + ["    out = w.finish();", "  });", "  return out;"]
+    else:
+        lines += body + ["  return w.finish();"]
+    lines += [
         "}",
         "TVM_FFI_DLL_EXPORT_TYPED_FUNC(transpile_call, transpile_call);",
         "",
     ]
-    header: list[str] = []
-    signature = tensor_signature(entry)
-    if signature is None:
-        return lines, header
-    inputs, outputs = signature
+    return lines
+
+
+def _has_adt(ty) -> bool:
+    from ....lir.types import AdtT, ClosureT, RefT, TupleT
+
+    if isinstance(ty, AdtT):
+        return True
+    if isinstance(ty, TupleT):
+        return any(_has_adt(f) for f in ty.fields)
+    if isinstance(ty, RefT):
+        return _has_adt(ty.value)
+    if isinstance(ty, ClosureT):
+        return any(_has_adt(p) for p in ty.params) or _has_adt(ty.ret)
+    return False
+
+
+def _run_entry(module, entry, fn: str, inputs, big_stack: bool) -> list[str]:
+    """`run_entry`, the core every tensor interface shares: checked tensors in, flat tensors out."""
+    types = module.types
     relay_entry = module.program.entry
     run_wrap = (
         (lambda body: ["  trt::run_on_big_stack([&] {"] + ["  " + b for b in body] + ["  });"])
         if big_stack
         else (lambda body: ["  trt::init_stack_limit();"] + body)
     )
-    # The shared core: checked tensors in, flat tensors out.
     core = [
         f"static std::vector<trt::Tensor> run_entry(const std::vector<trt::Tensor>& in) {{",
-        f'  if (in.size() != {len(inputs)}) TVM_FFI_THROW(TypeError) << "@{relay_entry} expects {len(inputs)} argument(s) but got " << in.size();',
+        f'  if (in.size() != {len(inputs)}) TRT_THROW(TypeError) << "@{relay_entry} expects {len(inputs)} argument(s) but got " << in.size();',
         "  std::vector<trt::Tensor> out;",
     ]
     body = []
@@ -242,11 +333,14 @@ def entry_exports(module, entry, big_stack: bool) -> tuple[list[str], list[str]]
     body.extend(_flatten_out(entry.ret, "result", types))
     core += run_wrap(body)
     core += ["  return out;", "}", ""]
-    lines += core
-    # tvm.runtime.load_module(so)["<entry>"](*tensors)
+    return core
+
+
+def _tvm_exports(module, entry, inputs, outputs) -> list[str]:
+    """The TVM-FFI exports: `tvm.runtime.load_module(so)["<entry>"](*tensors)` and W0."""
     params = ", ".join(f"trt::Tensor a{i}" for i in range(len(inputs)))
     ret_single = len(outputs) == 1 and isinstance(entry.ret, TensorType)
-    lines += [
+    lines = [
         f"static {'trt::Tensor' if ret_single else 'trt::AnyArray'} typed_entry({params}) {{",
         f"  std::vector<trt::Tensor> out = run_entry({{{', '.join(f'a{i}' for i in range(len(inputs)))}}});",
         "  return out[0];" if ret_single else "  return trt::AnyArray(out.begin(), out.end());",
@@ -294,29 +388,33 @@ def entry_exports(module, entry, big_stack: bool) -> tuple[list[str], list[str]]
         "TVM_FFI_DLL_EXPORT_TYPED_FUNC(get_input_index, w0::get_input_index);",
         "",
     ]
-    # The plain C API.
+    return lines
+
+
+def _c_api(module, inputs, outputs) -> list[str]:
+    """The plain C API (both flavours): `<prefix>_run(inputs, outputs)` and `transpile_last_error()`."""
     c_name = module.c_prefix
-    lines += [
+    return [
         "// The plain C API (declared in the header beside the library).",
         "static thread_local std::string last_error;",
-        f'extern "C" TVM_FFI_DLL_EXPORT int {c_name}_run(const DLTensor* const* inputs, DLTensor** outputs) {{',
+        f'extern "C" TRT_EXPORT int {c_name}_run(const DLTensor* const* inputs, DLTensor** outputs) {{',
         "  try {",
         "    std::vector<trt::Tensor> in;",
         f"    for (int i = 0; i < {len(inputs)}; ++i) {{",
         "      const DLTensor* t = inputs[i];",
-        '      if (t == nullptr) TVM_FFI_THROW(ValueError) << "input " << i << " is NULL";',
-        '      if (!trt::ffi::IsContiguous(*t)) TVM_FFI_THROW(ValueError) << "input " << i << " is not contiguous";',
-        "      in.push_back(trt::wrap_static(static_cast<char*>(t->data) + t->byte_offset, trt::ffi::ShapeView(t->shape, t->ndim), t->dtype));",
+        '      if (t == nullptr) TRT_THROW(ValueError) << "input " << i << " is NULL";',
+        '      if (!trt::is_contiguous(*t)) TRT_THROW(ValueError) << "input " << i << " is not contiguous";',
+        "      in.push_back(trt::wrap_static(static_cast<char*>(t->data) + t->byte_offset, trt::shape_view(t->shape, t->ndim), t->dtype));",
         "    }",
         "    std::vector<trt::Tensor> out = run_entry(in);",
         "    for (size_t i = 0; i < out.size(); ++i) {",
         "      DLTensor* dst = outputs[i];",
         "      const DLTensor& src = *out[i].GetDLTensorPtr();",
-        '      if (dst == nullptr || dst->data == nullptr) TVM_FFI_THROW(ValueError) << "output " << i << " has no buffer";',
+        '      if (dst == nullptr || dst->data == nullptr) TRT_THROW(ValueError) << "output " << i << " has no buffer";',
         "      if (dst->ndim != src.ndim || dst->dtype.code != src.dtype.code || dst->dtype.bits != src.dtype.bits ||",
-        "          trt::ffi::GetDataSize(*dst) != trt::ffi::GetDataSize(src))",
-        '        TVM_FFI_THROW(ValueError) << "output " << i << ": expected Tensor[" << trt::shape_text(src) << ", " << trt::dtype_text(src.dtype) << "]";',
-        "      std::memcpy(static_cast<char*>(dst->data) + dst->byte_offset, src.data, trt::ffi::GetDataSize(src));",
+        "          trt::data_size(*dst) != trt::data_size(src))",
+        '        TRT_THROW(ValueError) << "output " << i << ": expected Tensor[" << trt::shape_text(src) << ", " << trt::dtype_text(src.dtype) << "]";',
+        "      std::memcpy(static_cast<char*>(dst->data) + dst->byte_offset, src.data, trt::data_size(src));",
         "    }",
         "    return 0;",
         "  } catch (const std::exception& e) {",
@@ -324,13 +422,19 @@ def entry_exports(module, entry, big_stack: bool) -> tuple[list[str], list[str]]
         "    return -1;",
         "  }",
         "}",
-        f'extern "C" TVM_FFI_DLL_EXPORT const char* transpile_last_error(void) {{ return last_error.c_str(); }}',
-        f'extern "C" TVM_FFI_DLL_EXPORT int {c_name}_num_inputs(void) {{ return {len(inputs)}; }}',
-        f'extern "C" TVM_FFI_DLL_EXPORT int {c_name}_num_outputs(void) {{ return {len(outputs)}; }}',
+        f'extern "C" TRT_EXPORT const char* transpile_last_error(void) {{ return last_error.c_str(); }}',
+        f'extern "C" TRT_EXPORT int {c_name}_num_inputs(void) {{ return {len(inputs)}; }}',
+        f'extern "C" TRT_EXPORT int {c_name}_num_outputs(void) {{ return {len(outputs)}; }}',
         "",
     ]
+
+
+def _c_header(module, entry, inputs, outputs) -> list[str]:
+    """The C header declaring the plain C API."""
+    c_name = module.c_prefix
+    relay_entry = module.program.entry
     sig = ", ".join(f"%{p.name}: {type_text(p.type)}" for p in entry.params)
-    header = [
+    return [
         "/* Generated by transpile (cpp backend); do not edit. */",
         f"#ifndef {c_name.upper()}_H_",
         f"#define {c_name.upper()}_H_",
@@ -360,7 +464,6 @@ def entry_exports(module, entry, big_stack: bool) -> tuple[list[str], list[str]]
         f"#endif  /* {c_name.upper()}_H_ */",
         "",
     ]
-    return lines, header
 
 
 def _flatten_out(ty, expr: str, types) -> list[str]:

@@ -19,7 +19,7 @@ from .support import (
     to_optional_dtype,
     to_optional_int_list,
 )
-from .te_support import broadcast_index, comm_reducer, map_compute, reduce_compute
+from .te_support import broadcast_index, comm_reducer, is_static, map_compute, reduce_compute
 from .te_support import cast as te_cast
 
 __all__ = ["reduce_axes", "reduce_shape", "std", "logsumexp"]
@@ -303,9 +303,11 @@ def _te_empty_value(kind, dtype):
 
 
 def _te_count(x, axes):
+    """The number of reduced elements: an int, or an int64 PrimExpr when a reduced axis is symbolic."""
     count = 1
     for a in axes:
-        count *= int(x.shape[a])
+        dim = x.shape[a]
+        count *= int(dim) if is_static(dim) else dim.astype("int64")
     return count
 
 
@@ -315,6 +317,8 @@ def _te_mean(inputs, attrs, out_type):
     (x,) = inputs
     axes = _te_axes(x, attrs)
     count = _te_count(x, axes)
+    if not isinstance(count, int):
+        return _te_mean_symbolic(x, axes, attrs, out_type, count)
     if str(x.dtype) == "bool":
         # numpy: any(x) / True, cast back to bool (0 / 0 is nan, which is True).
         if not count:
@@ -336,6 +340,24 @@ def _te_mean(inputs, attrs, out_type):
         # 0 / 0: a constant division by zero would not even compile.
         return map_compute(total, lambda v: tirx.const(float("nan"), out_type.dtype), "T_mean")
     return map_compute(total, lambda v: (v / tirx.const(count, work)).astype(out_type.dtype), "T_mean")
+
+
+def _te_mean_symbolic(x, axes, attrs, out_type, count):
+    """mean over a `?` axis: the same cases as the static lowering, decided at run time."""
+    from tvm import tirx
+
+    empty = count == tirx.const(0, "int64")
+    if str(x.dtype) == "bool":
+        found = _te_reduce("any")([x], attrs, out_type)
+        return map_compute(found, lambda v: tirx.Or(v, empty), "T_mean")
+    if is_integral(str(x.dtype)):
+        total = reduce_compute(x, axes, attrs.keepdims, _te_sum(), "T_mean_sum")
+        divisor = tirx.Max(count, tirx.const(1, "int64"))
+        return map_compute(total, lambda v: tirx.truncdiv(v.astype("int64"), divisor).astype(out_type.dtype), "T_mean")
+    work = "float32" if str(x.dtype) == "float16" else str(x.dtype)
+    total = reduce_compute(x, axes, attrs.keepdims, _te_sum(), "T_mean_sum", lambda v: v.astype(work))
+    # A float division: 0 / 0 is nan at run time, like numpy.
+    return map_compute(total, lambda v: (v / count.astype(work)).astype(out_type.dtype), "T_mean")
 
 
 def _te_sum():
@@ -429,6 +451,18 @@ def _te_variance(inputs, attrs, out_type):
     # (x - mean)^2 in the data dtype, broadcasting the mean (it has the rank of x).
     sq = _te_compute_like(x, lambda idx: _square_diff(x(*idx), mean(*broadcast_index(mean, idx))), "T_variance_sq")
     total = reduce_compute(sq, axes, attrs.keepdims, _te_sum(), "T_variance_sum", lambda v: v.astype(work))
+    if not isinstance(count, int):
+        if is_float(work):
+            return map_compute(total, lambda v: (v / count.astype(work)).astype(out_type.dtype), "T_variance")
+        zero = count == tirx.const(0, "int64")
+        divisor = tirx.Select(zero, tirx.const(1, "int64"), count)
+        return map_compute(
+            total,
+            lambda v: tirx.Select(zero, v.astype("int64"), tirx.floordiv(v.astype("int64"), divisor)).astype(
+                out_type.dtype
+            ),
+            "T_variance",
+        )
     if is_float(work):
         if not count:
             return map_compute(total, lambda v: tirx.const(float("nan"), out_type.dtype), "T_variance")

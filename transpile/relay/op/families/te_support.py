@@ -6,6 +6,9 @@ Semantics follow the registry's numpy_impl (the reference), not TVM's own quirks
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+
 from ...ty import AnyDim
 
 __all__ = [
@@ -24,6 +27,10 @@ __all__ = [
     "reduce_compute",
     "comm_reducer",
     "has_zero_extent",
+    "require",
+    "require_equal",
+    "collect_requirements",
+    "is_static",
 ]
 
 
@@ -42,22 +49,81 @@ def static_shape(ty, op_name: str) -> tuple[int, ...]:
     return tuple(int(d) for d in ty.shape)
 
 
-def out_shape(ty, like_tensors=()):
-    """The output shape: static dims from the type, unknown ones taken from the inputs (symbolic shapes)."""
+def require(condition, message: str) -> None:
+    """Declares a condition on symbolic (`?`) dimensions the lowering relies on (e.g. broadcastable
+    operands); the caller of the kernel checks it at run time before running the kernel.
+
+    Outside `collect_requirements` (e.g. lowering one operator in a test) it is not recorded.
+    A condition that simplifies to true is dropped.
+    """
+    from tvm import sym, tirx
+
+    sink = _REQUIREMENTS.get()
+    if sink is None:
+        return
+    condition = sym.Analyzer().simplify(condition)
+    if isinstance(condition, tirx.IntImm) and int(condition.value):
+        return
+    sink.append((condition, message))
+
+
+def require_equal(dims, message: str) -> None:
+    """Requires dimensions the lowering indexes as one to be equal at run time (static ones are
+    already checked by the type relation)."""
+    dims = list(dims)
+    for dim in dims[1:]:
+        if not (is_static(dim) and is_static(dims[0])):
+            require(dim == dims[0], message)
+
+
+@contextlib.contextmanager
+def collect_requirements():
+    """Collects the `require`d conditions of the lowerings run inside it into the yielded list."""
+    sink: list = []
+    token = _REQUIREMENTS.set(sink)
+    try:
+        yield sink
+    finally:
+        _REQUIREMENTS.reset(token)
+
+
+_REQUIREMENTS: contextvars.ContextVar = contextvars.ContextVar("te_requirements", default=None)
+
+
+def is_static(dim) -> bool:
+    return isinstance(getattr(dim, "value", dim), int)
+
+
+def out_shape(ty, like_tensors=(), op_name: str = "operator"):
+    """The broadcast output shape: static dims from the type, unknown ones computed from the inputs'
+    symbolic dims (numpy broadcasting: a dim of 1 stretches), with the broadcast requirement recorded."""
+    from tvm import tirx
+
     shape = []
     rank = len(ty.shape)
     for i, dim in enumerate(ty.shape):
-        if not isinstance(dim, AnyDim):
-            shape.append(int(dim))
-            continue
-        found = None
+        dims = []
         for t in like_tensors:
             k = i - (rank - len(t.shape))
             if k >= 0 and not _is_one(t.shape[k]):
-                found = t.shape[k]
-                break
-        if found is None:
-            raise dynamic_shape_error("operator", f"dimension {i} of the output is unknown")
+                dims.append(t.shape[k])
+        symbolic = [d for d in dims if not is_static(d)]
+        if not isinstance(dim, AnyDim):
+            for d in symbolic:
+                require(tirx.Or(d == int(dim), d == 1), f"{op_name}: dimension {i} must be {int(dim)} or 1")
+            shape.append(int(dim))
+            continue
+        if not dims:
+            raise dynamic_shape_error(op_name, f"dimension {i} of the output is unknown")
+        found = dims[0]
+        for d in dims[1:]:
+            if d.same_as(found):
+                continue
+            require(
+                tirx.Or(tirx.Or(d == found, d == 1), found == 1),
+                f"{op_name}: operand dimensions do not broadcast (axis {i} of the output)",
+            )
+            found = tirx.Select(found == 1, d, found)
         shape.append(found)
     return shape
 
@@ -119,20 +185,34 @@ def cast(value, dtype: str):
     return value.astype(dtype)
 
 
-def broadcast_index(tensor, indices):
-    """Numpy broadcasting: the index into `tensor` for an output index (dims of size 1 read 0)."""
+def broadcast_index(tensor, indices, shape=None):
+    """Numpy broadcasting: the index into `tensor` for an output index (dims of size 1 read 0).
+
+    A symbolic dim may be 1 at run time: it reads `select(dim == 1, 0, i)` unless it is the
+    output dim itself (`shape`, when given)."""
+    from tvm import tirx
+
     offset = len(indices) - len(tensor.shape)
-    return [0 if _is_one(dim) else indices[offset + k] for k, dim in enumerate(tensor.shape)]
+    index = []
+    for k, dim in enumerate(tensor.shape):
+        i = indices[offset + k]
+        if _is_one(dim):
+            index.append(0)
+        elif is_static(dim) or (shape is not None and dim.same_as(shape[offset + k])):
+            index.append(i)
+        else:
+            index.append(tirx.Select(dim == 1, tirx.const(0, dtype_of(i)), i))
+    return index
 
 
 def broadcast_compute(inputs, out_type, fn, name: str):
     """out[i] = fn(*[x[broadcast i] for x in inputs]) over the output type's shape."""
     from tvm import te
 
-    shape = out_shape(out_type, inputs)
+    shape = out_shape(out_type, inputs, name[2:] if name.startswith("T_") else name)
 
     def body(*indices):
-        return fn(*[t(*broadcast_index(t, indices)) for t in inputs])
+        return fn(*[t(*broadcast_index(t, indices, shape)) for t in inputs])
 
     return te.compute(shape, body, name=name)
 
@@ -193,4 +273,15 @@ def reduce_compute(x, axes, keepdims: bool, reducer, name: str, value_fn=None, e
                 pos += 1
         return reducer(element(full), axis=[rvars[a] for a in axes])
 
-    return te.compute(shape, body, name=name)
+    symbolic = [x.shape[a] for a in axes if not is_static(x.shape[a])]
+    if not symbolic:
+        return te.compute(shape, body, name=name)
+    # A `?` reduced axis may be empty at run time, and then the reduction's init never runs.
+    from tvm import tirx
+
+    reduced = te.compute(shape, body, name=f"{name}_reduce")
+    fill = const(empty, str(reduced.dtype))
+    nonempty = symbolic[0] > 0
+    for dim in symbolic[1:]:
+        nonempty = tirx.And(nonempty, dim > 0)
+    return te.compute(shape, lambda *indices: tirx.Select(nonempty, reduced(*indices), fill), name=name)

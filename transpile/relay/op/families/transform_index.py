@@ -18,7 +18,7 @@ from .support import (
     to_int_list,
     to_optional_int_list,
 )
-from .te_support import static_shape
+from .te_support import is_static, require, require_equal, static_shape
 
 __all__ = ["strided_slice_plan"]
 
@@ -388,13 +388,21 @@ def _repeat_impl(args, attrs, out_type):
 def _te_concatenate(inputs, attrs, out_type):
     from tvm import topi
 
-    return topi.concatenate(list(inputs[0]), attrs.axis)
+    tensors = list(inputs[0])
+    axis = attrs.axis % len(tensors[0].shape)
+    for a in range(len(tensors[0].shape)):
+        if a != axis:
+            require_equal([t.shape[a] for t in tensors], f"concatenate: the inputs' dimension {a} differs")
+    return topi.concatenate(tensors, attrs.axis)
 
 
 def _te_stack(inputs, attrs, out_type):
     from tvm import topi
 
-    return topi.stack(list(inputs[0]), attrs.axis)
+    tensors = list(inputs[0])
+    for a in range(len(tensors[0].shape)):
+        require_equal([t.shape[a] for t in tensors], f"stack: the inputs' dimension {a} differs")
+    return topi.stack(tensors, attrs.axis)
 
 
 def _te_split(inputs, attrs, out_type):
@@ -402,6 +410,8 @@ def _te_split(inputs, attrs, out_type):
 
     x = inputs[0]
     axis = attrs.axis + len(x.shape) if attrs.axis < 0 else attrs.axis
+    if not is_static(x.shape[axis]):
+        return _te_split_symbolic(x, axis, attrs.indices_or_sections)
     outs, begin = [], 0
     for k, field in enumerate(out_type.fields):
         size = field.shape[axis]
@@ -410,6 +420,24 @@ def _te_split(inputs, attrs, out_type):
         shape[axis] = size
         outs.append(te.compute(shape, _shifted(x, axis, begin), name=f"T_split_{k}"))
         begin += size
+    return outs
+
+
+def _te_split_symbolic(x, axis, spec):
+    """split along a `?` axis: numpy's pieces, their bounds computed from the run-time extent."""
+    from tvm import te, tirx
+
+    dim = x.shape[axis]
+    if isinstance(spec, int):
+        require(tirx.floormod(dim, spec) == 0, f"split: the split axis is not divisible into {spec} sections")
+        bounds = [tirx.floordiv(dim, spec) * k for k in range(spec + 1)]
+    else:  # numpy clamps indices beyond the extent; a decreasing index gives an empty piece
+        bounds = [0] + [tirx.Min(int(i), dim) for i in spec] + [dim]
+    outs = []
+    for k in range(len(bounds) - 1):
+        shape = list(x.shape)
+        shape[axis] = tirx.Max(bounds[k + 1] - bounds[k], 0)
+        outs.append(te.compute(shape, _shifted(x, axis, bounds[k]), name=f"T_split_{k}"))
     return outs
 
 
@@ -448,16 +476,36 @@ def _te_gather(inputs, attrs, out_type):
 
 
 def _te_strided_slice(inputs, attrs, out_type):
-    from tvm import te
+    from tvm import te, tirx
 
     x = inputs[0]
-    plan, _ = strided_slice_plan([int(d) for d in x.shape], attrs)
-    start = {axis: (b, stride) for axis, b, e, stride in plan}
+    dims = [int(d) if is_static(d) else AnyDim() for d in x.shape]
+    plan, oshape = strided_slice_plan(dims, attrs)
+    start, shape = {}, list(oshape)
+    for axis, b, e, stride in plan:
+        if is_static(x.shape[axis]):
+            start[axis] = (b, stride)
+        else:  # a `?` axis: TVM's canonicalization of begin/end at run time
+            b, e = _te_canonical(b, x.shape[axis], stride), _te_canonical(e, x.shape[axis], stride)
+            span = e - b if stride > 0 else b - e
+            require(span >= 0, f"strided_slice: the slice of dimension {axis} is invalid for its extent")
+            shape[axis] = tirx.floordiv(span + (abs(stride) - 1), abs(stride))
+            start[axis] = (b, stride)
 
     def body(*idx):
         return x(*[start[a][0] + i * start[a][1] if a in start else i for a, i in enumerate(idx)])
 
-    return te.compute(static_shape(out_type, "strided_slice"), body, name="T_strided_slice")
+    return te.compute(shape, body, name="T_strided_slice")
+
+
+def _te_canonical(index, extent, stride):
+    """_canonical over a symbolic extent."""
+    from tvm import tirx
+
+    lo, hi = (-1, extent - 1) if stride < 0 else (0, extent)
+    index = max(min(index, 1 << 30), -(1 << 30))  # "to the end" (int64 max) in the int32 index arithmetic
+    value = index + extent if index < 0 else tirx.const(index, "int32")
+    return tirx.min(tirx.max(value, lo), hi)
 
 
 def _te_slice_like(inputs, attrs, out_type):
@@ -483,7 +531,10 @@ def _te_tile(inputs, attrs, out_type):
     from tvm import te
 
     x = inputs[0]
-    shape = static_shape(out_type, "tile")
+    n = max(len(x.shape), len(attrs.reps))
+    reps = [1] * (n - len(attrs.reps)) + [int(r) for r in attrs.reps]
+    dims = [1] * (n - len(x.shape)) + list(x.shape)
+    shape = [d * r if r != 1 else d for d, r in zip(dims, reps)]
     offset = len(shape) - len(x.shape)
 
     def body(*idx):
@@ -501,7 +552,9 @@ def _te_repeat(inputs, attrs, out_type):
     def body(*idx):
         return x(*(idx[:axis] + (idx[axis] // attrs.repeats,) + idx[axis + 1 :]))
 
-    return te.compute(static_shape(out_type, "repeat"), body, name="T_repeat")
+    shape = list(x.shape)
+    shape[axis] = shape[axis] * int(attrs.repeats)
+    return te.compute(shape, body, name="T_repeat")
 
 
 # ---------------------------------------------------------------- registration

@@ -19,7 +19,7 @@ from .support import (
     to_int_list,
     to_optional_int_list,
 )
-from .te_support import static_shape
+from .te_support import is_static, require, static_shape
 
 __all__ = ["infer_reshape", "parse_layout", "layout_transform_shape"]
 
@@ -359,10 +359,38 @@ def _layout_transform_impl(args, attrs, out_type):
 # ---------------------------------------------------------------- TE lowerings (te_impl)
 
 
-def _te_reshape(inputs, attrs, out_type):
-    from tvm import topi
+def _te_reshape_with(symbolic_shape):
+    """A reshape lowering; with `?` dims the target shape is `symbolic_shape(dims, inputs, attrs)`
+    over the input's symbolic dims (products and floordivs of them), checked to keep the size."""
 
-    return topi.reshape(inputs[0], static_shape(out_type, "reshape"))
+    def te_impl(inputs, attrs, out_type):
+        from tvm import topi
+
+        x = inputs[0]
+        if not any(is_any(d) for d in out_type.shape):
+            return topi.reshape(x, static_shape(out_type, "reshape"))
+        dims = _te_dims(x)
+        shape = list(symbolic_shape(dims, inputs, attrs))
+        total_in, total_out = 1, 1
+        for d in dims:
+            total_in = total_in * d
+        for d in shape:
+            total_out = total_out * d
+        require(total_in == total_out, "reshape: the element count changes")
+        return topi.reshape(x, shape)
+
+    return te_impl
+
+
+def _te_dims(x) -> list:
+    return [int(d) if is_static(d) else d for d in x.shape]
+
+
+_te_reshape = _te_reshape_with(lambda dims, inputs, attrs: infer_reshape(dims, attrs.newshape, bool(attrs.allowzero)))
+_te_reverse_reshape = _te_reshape_with(
+    lambda dims, inputs, attrs: infer_reshape(dims, attrs.newshape, bool(attrs.allowzero), reverse=True)
+)
+_te_reshape_like = _te_reshape_with(lambda dims, inputs, attrs: _reshape_like_shape(dims, _te_dims(inputs[1]), attrs))
 
 
 def _te_transpose(inputs, attrs, out_type):
@@ -376,8 +404,11 @@ def _te_squeeze(inputs, attrs, out_type):
     from tvm import te
 
     x = inputs[0]
-    shape = [int(d) if not hasattr(d, "value") else d.value for d in x.shape]
+    shape = [int(d) if is_static(d) else AnyDim() for d in x.shape]
     axes = set(_squeeze_axes(shape, attrs.axis))
+    for a in axes:
+        if not is_static(x.shape[a]):
+            require(x.shape[a] == 1, f"squeeze: dimension {a} is not 1")
     kept = [i for i in range(len(shape)) if i not in axes]
 
     def body(*idx):
@@ -453,7 +484,7 @@ def _register_all():
             OpPattern.INJECTIVE,
             _reshape_impl("contrib_reverse_reshape", reverse=True),
             attrs=reshape_attrs,
-            te_impl=_te_reshape,
+            te_impl=_te_reverse_reshape,
         )
     )
     register(
@@ -469,7 +500,7 @@ def _register_all():
                 AttrField("rhs_begin", 0, to_int),
                 AttrField("rhs_end", None, to_int),
             ),
-            te_impl=_te_reshape,
+            te_impl=_te_reshape_like,
         )
     )
     register(

@@ -8,6 +8,7 @@ from ....ty import AnyDim, TensorType
 from ...common import dim_eq, expect_tensor, fmt_type
 from ...registry import AttrField, OpPattern, RelationError, register
 from ._common import NNOpDef, compute_dtype, is_any, to_bool, to_dtype, to_int, type_matches
+from ..te_support import is_static, require, require_equal
 from .te_common import accumulate_dtype, cast
 
 _UNITS_DOC = "number of output units; None means inferred from the weight"
@@ -141,6 +142,11 @@ def _matmul_te(a, b, transpose_a, transpose_b, out_dtype):
     from tvm import te, topi
 
     acc = accumulate_dtype(out_dtype)
+    reduced = (
+        a.shape[-2] if transpose_a and len(a.shape) > 1 else a.shape[-1],
+        b.shape[1] if transpose_b else b.shape[0],
+    )
+    require_equal(reduced, "matmul: the operands' reduction dimensions differ")
     if len(a.shape) == 2:
         if transpose_b and not transpose_a:
             out = topi.nn.dense(a, b, out_dtype=acc)  # block "T_matmul_NT"
@@ -174,10 +180,58 @@ def _batch_matmul_te(inputs, attrs, out_type):
     from tvm import topi
 
     acc = accumulate_dtype(out_type.dtype)
+    a, b = inputs
+    ta, tb = bool(attrs.transpose_a), bool(attrs.transpose_b)
+    require_equal(
+        (a.shape[1] if ta else a.shape[2], b.shape[2] if tb else b.shape[1]),
+        "nn.batch_matmul: the operands' reduction dimensions differ",
+    )
+    if not (is_static(a.shape[0]) and is_static(b.shape[0])):
+        return cast(_symbolic_batch_matmul(a, b, ta, tb, acc), out_type.dtype)
     out = topi.nn.batch_matmul(
         inputs[0], inputs[1], out_dtype=acc, transpose_a=attrs.transpose_a, transpose_b=attrs.transpose_b
     )
     return cast(out, out_type.dtype)
+
+
+def _static_value(dim):
+    return int(dim) if is_static(dim) else None
+
+
+def _symbolic_batch_matmul(a, b, ta, tb, acc):
+    """batch_matmul with a `?` batch dimension (topi needs the two batch dims to be the same
+    expression): numpy broadcasting of the batch dims, checked at run time."""
+    from tvm import te, tirx
+
+    da, db = a.shape[0], b.shape[0]
+    if _static_value(da) == 1 or _static_value(db) == 1:
+        batch = db if _static_value(da) == 1 else da
+    elif is_static(da) or is_static(db):
+        batch = da if is_static(da) else db
+        require(
+            tirx.Or(da == db, (db if is_static(da) else da) == 1),
+            "nn.batch_matmul: the batch dimensions do not broadcast",
+        )
+    else:
+        require(tirx.Or(tirx.Or(da == db, da == 1), db == 1), "nn.batch_matmul: the batch dimensions do not broadcast")
+        batch = tirx.Select(da == 1, db, da)
+    rows, cols = (a.shape[2] if ta else a.shape[1]), (b.shape[1] if tb else b.shape[2])
+    k = te.reduce_axis((0, a.shape[1] if ta else a.shape[2]), name="k")
+
+    def batch_index(dim, n):
+        if _static_value(dim) == 1:
+            return 0
+        if is_static(dim) or dim.same_as(batch):
+            return n
+        return tirx.Select(dim == 1, tirx.const(0, "int32"), n)
+
+    def element(n, i, j):
+        na, nb = batch_index(da, n), batch_index(db, n)
+        x = a[na, k, i] if ta else a[na, i, k]
+        y = b[nb, j, k] if tb else b[nb, k, j]
+        return te.sum(x.astype(acc) * y.astype(acc), axis=k)
+
+    return te.compute((batch, rows, cols), element, name="T_batch_matmul_NT", tag="batch_matmul")
 
 
 def _bias_add_te(inputs, attrs, out_type):
@@ -185,6 +239,7 @@ def _bias_add_te(inputs, attrs, out_type):
 
     data, bias = inputs
     axis = attrs.axis % len(data.shape)
+    require_equal((data.shape[axis], bias.shape[0]), "nn.bias_add: the bias length differs from the data's axis")
     return te.compute(data.shape, lambda *i: data(*i) + bias[i[axis]], name="T_add", tag="broadcast")
 
 
