@@ -44,6 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_source_options(build)
     _add_backend_options(build, default=None)
     build.add_argument("-o", "--output", required=True, help="directory to export the artifact to")
+    build.add_argument(
+        "--standalone",
+        action="store_true",
+        help="cpp only: write a source bundle (C++, C kernels, Makefile) that builds with only g++, no TVM",
+    )
 
     run = commands.add_parser("run", help="run a function of FILE (default backend: the reference interpreter)")
     _add_source_options(run)
@@ -189,10 +194,25 @@ def _cmd_emit(opts) -> int:
 def _cmd_build(opts) -> int:
     from .backends import build
 
+    if opts.standalone:
+        return _build_standalone(opts)
     mod, _ = _load_module(opts.file, opts.prelude)
     artifact = build(mod, backend=opts.backend, entry=opts.entry)
     directory = artifact.export(opts.output)
     print(f"built {opts.file} with backend '{opts.backend}' into {directory}")
+    return 0
+
+
+def _build_standalone(opts) -> int:
+    if opts.backend != "cpp":
+        raise CliError(f"--standalone needs the cpp backend (-b cpp), not '{opts.backend}'")
+    from .backends.cpp.standalone import build_bundle
+
+    mod, _ = _load_module(opts.file, opts.prelude)
+    if opts.entry not in mod:
+        raise CliError(f"{opts.file} has no function @{opts.entry}")
+    bundle = build_bundle(mod, opts.output, entry=opts.entry)
+    print(f"wrote the standalone bundle of {opts.file} to {bundle.directory}: run `make` there (see README.txt)")
     return 0
 
 
