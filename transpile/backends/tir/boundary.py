@@ -1,0 +1,82 @@
+"""The Python side of a tir library: checked arguments in (shared Converters), flat tensors across, values out.
+
+Arguments are checked and converted by the python backend's `Converters` (same rules and
+messages as every backend) before native code runs; tuples are flattened to their tensors, each
+passed as a 64-byte aligned DLPack view (copied only when needed). The library's `main` returns
+the flattened result tensors, which are regrouped into the result's tuple structure.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import EvaluationError
+from ...lir.types import TensorType
+from ..cpp.boundary import aligned
+from ..python.boundary import Converters, type_from_json
+
+__all__ = ["make_tir_entry"]
+
+
+def _flattener(ty):
+    if isinstance(ty, TensorType):
+        return lambda value, out: out.append(value)
+    fields = [_flattener(f) for f in ty.fields]
+
+    def flatten(value, out):
+        for fn, item in zip(fields, value):
+            fn(item, out)
+
+    return flatten
+
+
+def _rebuilder(ty):
+    if isinstance(ty, TensorType):
+
+        def tensor(items, position):
+            value = items[position[0]]
+            position[0] += 1
+            return np.from_dlpack(value)
+
+        return tensor
+    fields = [_rebuilder(f) for f in ty.fields]
+    return lambda items, position: tuple(fn(items, position) for fn in fields)
+
+
+def _passable(array: np.ndarray) -> np.ndarray:
+    """An array native code may use: 0-d ones as they are (scalar loads need no alignment),
+    others 64-byte aligned and contiguous (copied only when they are not)."""
+    if array.ndim == 0:
+        return array if array.flags.writeable else array.copy()
+    return aligned(array)
+
+
+def make_tir_entry(function, info: dict):
+    """The user-facing callable of the library's `main`."""
+    import tvm_ffi
+
+    signature = info["signature"]
+    params = [type_from_json(p["type"]) for p in signature["params"]]
+    result_type = type_from_json(signature["result"])
+    flatteners = [_flattener(t) for t in params]
+    rebuild = _rebuilder(result_type)
+    single = isinstance(result_type, TensorType)
+    from_dlpack = tvm_ffi.from_dlpack
+
+    def raw(*args):
+        flat: list = []
+        for flatten, arg in zip(flatteners, args):
+            flatten(arg, flat)
+        try:
+            result = function(*[from_dlpack(_passable(a)) for a in flat])
+        except Exception as exc:  # errors raised by TIR asserts or the shim
+            raise EvaluationError(str(exc).strip() or type(exc).__name__) from None
+        items = [result] if single else list(result)
+        return rebuild(items, [0])
+
+    names = ", ".join(f"%{p['name']}" for p in signature["params"])
+    what = f"@{signature['relay_entry']}({names})"
+    # Recursive programs get a big native stack from the library itself (tir_shim.cc).
+    entry = Converters({}, lambda fn, *a: fn(*a)).checked(raw, params, result_type, what)
+    entry.__transpile_signature__ = signature
+    return entry
