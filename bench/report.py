@@ -54,7 +54,7 @@ def machine_lines(run: Run) -> list[str]:
         f"- CPU: {_cpu_model()}, {os.cpu_count()} logical cores; load average (1/5/15 min) at the start:"
         f" {run.load_at_start}, at the end: {load}. With other work on the machine, multi-threaded peers"
         " (TVM thread pool, PyTorch, OpenBLAS) lose the most: their spinning threads wait for a busy core.",
-        f"- Threads: TVM_NUM_THREADS={os.environ.get('TVM_NUM_THREADS', '(unset)')} for the TVM-based peers (cpp"
+        f"- Threads: TVM_NUM_THREADS={os.environ.get('TVM_NUM_THREADS', '(unset)')} for the TVM-based peers (cpp and tir"
         ' kernels, Relax VM) and the "PyTorch eager" column; 1 for "PyTorch eager, 1 thread"; numpy\'s BLAS default.',
         f"- Host target for TVM code: {_host_target()}",
         f"- Python {platform.python_version()}, numpy {_version('numpy')}, apache-tvm {_version('apache-tvm')},"
@@ -172,7 +172,7 @@ def render(run: Run, command: str, quick: bool, max_call: float) -> str:
         peer_notes[f"{PEER_TITLES[p]} on {', '.join(f'`{n}`' for n in names)}"] = note
     lines += ["## How each peer runs", ""]
     lines += [
-        "- cpp / python / interpreter: `transpile.compile(mod, backend=...)` on the Relay program in"
+        "- cpp / tir / python / interpreter: `transpile.compile(mod, backend=...)` on the Relay program in"
         " `bench/workloads/`; arguments (numpy arrays, `ADTValue` lists and trees) are converted by the"
         " callable on every call, as a user would call it.",
         "- Relax VM: apache-tvm 0.27, "

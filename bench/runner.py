@@ -15,11 +15,12 @@ import numpy as np
 from . import timing
 from .workloads import Native, NotApplicable, Workload, all_workloads
 
-TRANSPILE_PEERS = ("cpp", "python", "interpreter")
+TRANSPILE_PEERS = ("cpp", "tir", "python", "interpreter")
 NATIVE_PEERS = ("relax", "numpy", "torch", "torch1")
 ALL_PEERS = TRANSPILE_PEERS + NATIVE_PEERS
 PEER_TITLES = {
     "cpp": "cpp",
+    "tir": "tir",
     "python": "python",
     "interpreter": "interpreter",
     "relax": "Relax VM",
@@ -160,7 +161,12 @@ def run_cell(workload: Workload, peer: str, native: Native, policy, max_call: fl
 
 def make_native(workload: Workload, peer: str) -> Native:
     if peer in TRANSPILE_PEERS:
-        return transpile_native(workload, peer)
+        from transpile.errors import UnsupportedFeatureError
+
+        try:
+            return transpile_native(workload, peer)
+        except UnsupportedFeatureError as exc:  # e.g. tir on a program with ADTs
+            raise NotApplicable(f"n/a (needs {exc.feature}, which backend {peer} lacks)") from exc
     factory = workload.natives.get(peer)
     if factory is None:
         raise NotApplicable(workload.not_applicable.get(peer, "n/a (no version of this workload)"))

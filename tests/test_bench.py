@@ -60,3 +60,8 @@ def test_check_rejects_wrong_values_shapes_and_dtypes():
 def test_a_peer_without_a_version_is_reported_not_applicable():
     with pytest.raises(runner.NotApplicable, match="ADTs"):
         runner.make_native(WORKLOADS["treelstm"], "relax")
+
+
+def test_a_backend_lacking_a_feature_is_reported_not_applicable_with_the_feature():
+    with pytest.raises(runner.NotApplicable, match=r"needs (adts|closures), which backend tir lacks"):
+        runner.make_native(WORKLOADS["foldl_sum"], "tir")
