@@ -286,3 +286,17 @@ def test_c_source_bundle_compiles_with_gcc(tmp_path):
         text=True,
     )
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_kernel_compiler_digest_covers_schedules_and_te_lowerings():
+    from pathlib import Path
+
+    import transpile
+    from transpile.kernels import digest
+
+    package = Path(transpile.__file__).parent
+    covered = [package / "kernels" / "schedules" / "matmul.py", package / "relay" / "op" / "families" / "nn" / "dense.py"]
+    everything = digest._python_sources(package / "kernels") + digest._python_sources(package / "relay" / "op")
+    assert all(p.resolve() in [q.resolve() for q in everything] for p in covered)
+    assert digest.source_files_digest(everything) == digest.kernel_compiler_digest()
+    assert digest.source_files_digest(everything[:-1]) != digest.kernel_compiler_digest()

@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from ...errors import TranspileError
+from ...kernels.digest import kernel_compiler_digest, source_files_digest
 
 __all__ = [
     "cache_root",
@@ -130,11 +131,19 @@ def _cpu_key() -> str:
     return f"cpu={model} flags={flags}"
 
 
+def memory_planner_digest() -> str:
+    return source_files_digest([Path(__file__).resolve().parents[2] / "passes" / "memory_plan.py"])
+
+
 def cache_key(lir_text: str, source: str, options: dict) -> str:
+    """Program (LIR and generated C++), options, toolchain, runtime headers and the code that
+    produces kernels (schedules, TE lowerings): any change there gives a new library."""
     digest = hashlib.sha256()
     for part in (
         "transpile-cpp-v2",
         toolchain_key(),
+        kernel_compiler_digest(),
+        memory_planner_digest(),
         json.dumps(options, sort_keys=True, default=str),
         "".join((RUNTIME_DIR / name).read_text() for name in RUNTIME_HEADERS),
         " ".join(CXX_FLAGS),

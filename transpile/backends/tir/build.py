@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..cpp.build import cache_root, include_dirs, library_dirs, run_compiler, toolchain_key
+from ...kernels.digest import kernel_compiler_digest, source_files_digest
 
 __all__ = ["build_library", "BuildResult", "program_c", "compile_count"]
 
@@ -39,19 +40,15 @@ class BuildResult:
 
 def _sources_digest() -> str:
     """The code that shapes a library: this backend's lowering, build and shim, the shared kernel
-    compiler and the memory planner (not the Python boundary, which only runs it)."""
+    compiler with the operators' TE lowerings, and the memory planner (not the Python boundary)."""
     here = Path(__file__).parent
     package = Path(__file__).parents[2]
     paths = [here / "build.py", package / "passes" / "memory_plan.py"]
-    for root in (here / "lowering", here / "runtime", package / "kernels"):
+    for root in (here / "lowering", here / "runtime"):
         paths += [
             p for p in sorted(root.rglob("*")) if p.suffix in (".py", ".cc", ".h") and "__pycache__" not in p.parts
         ]
-    digest = hashlib.sha256()
-    for path in paths:
-        digest.update(str(path.relative_to(package)).encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
+    return source_files_digest(paths) + kernel_compiler_digest()
 
 
 def cache_key(lir_text: str, options: dict, constants=()) -> str:
