@@ -22,6 +22,7 @@ demo: install
 	$(BIN)/transpile run --prelude examples/lists.rly 5
 	$(BIN)/transpile run -b python examples/quickstart.rly 10 "[1.0, 2.0, 3.0, 4.0]"
 	$(BIN)/transpile run -b cpp examples/quickstart.rly 10 "[1.0, 2.0, 3.0, 4.0]"
+	$(BIN)/transpile run -b tir examples/quickstart.rly 10 "[1.0, 2.0, 3.0, 4.0]"
 
 # The whole suite (the conformance suite runs on every installed backend, the example plugin's
 # too), then the suite as a third party runs it against their own backend.
