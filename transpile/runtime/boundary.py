@@ -6,7 +6,9 @@ import math
 
 import numpy as np
 
-__all__ = ["ArgumentPath", "Mismatch", "as_array", "number_to_array", "shape_fits", "intake_tensor"]
+__all__ = ["ArgumentPath", "Mismatch", "as_array", "number_to_array", "shape_fits", "intake_tensor", "aligned"]
+
+ALIGNMENT = 64  # bytes; what native kernels assume of every tensor argument
 
 
 class ArgumentPath:
@@ -92,3 +94,15 @@ def intake_tensor(value, dtype, shape) -> np.ndarray | None:
     if array is None and isinstance(value, (bool, int, float, complex)):
         return number_to_array(value, dtype, shape)
     return array
+
+
+def aligned(array: np.ndarray) -> np.ndarray:
+    """`array` itself when kernels may use it in place, else a C-contiguous 64-byte aligned copy."""
+    if array.flags.c_contiguous and array.flags.writeable and array.ctypes.data % ALIGNMENT == 0:
+        return array
+    nbytes = max(array.nbytes, 1)
+    raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+    offset = (-raw.ctypes.data) % ALIGNMENT
+    copy = raw[offset : offset + array.nbytes].view(array.dtype).reshape(array.shape)
+    copy[...] = array
+    return copy

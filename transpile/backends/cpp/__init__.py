@@ -44,7 +44,7 @@ def _checked(options: dict) -> dict:
 
 
 def _signature_info(program, generated) -> dict:
-    from ..python.boundary import signature_of
+    from ..signature import signature_of
 
     signature = signature_of(program, generated.export_name)
     tags = {adt.name: {c.relay_name: c.tag for c in adt.constructors} for adt in program.adts}

@@ -21,14 +21,13 @@ from pathlib import Path
 
 from ...errors import TranspileError
 from ...kernels.digest import kernel_compiler_digest, source_files_digest
+from .. import native
 
 __all__ = [
-    "cache_root",
     "build_library",
     "BuildResult",
     "include_dirs",
     "library_dirs",
-    "toolchain_key",
     "compile_count",
 ]
 
@@ -61,74 +60,14 @@ class BuildResult:
         return self.directory / self.info["source"]
 
 
-def cache_root() -> Path:
-    override = os.environ.get("TRANSPILE_CACHE_DIR")
-    if override:
-        return Path(override)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "transpile"
-
-
-def _site_package(name: str) -> Path:
-    import importlib.util
-
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        raise TranspileError(f"the cpp backend needs the Python package {name!r} (apache-tvm / apache-tvm-ffi)")
-    return Path(list(spec.submodule_search_locations)[0])
-
-
 @functools.lru_cache(maxsize=None)
 def include_dirs() -> list[str]:
-    return [str(RUNTIME_DIR), str(_site_package("tvm_ffi") / "include"), str(_site_package("tvm") / "include")]
+    """This backend's runtime headers, then the TVM wheels' headers."""
+    return [str(RUNTIME_DIR), *native.tvm_include_dirs()]
 
 
-@functools.lru_cache(maxsize=None)
 def library_dirs() -> list[str]:
-    return [str(_site_package("tvm_ffi") / "lib"), str(_site_package("tvm") / "lib")]
-
-
-def _cxx() -> str:
-    return os.environ.get("CXX", "g++")
-
-
-@functools.lru_cache(maxsize=None)
-def toolchain_key() -> str:
-    """Versions of everything that shapes the library (no TVM import: this must stay fast)."""
-    from importlib import metadata
-
-    from ... import __version__
-
-    parts = [f"transpile={__version__}"]
-    for dist in ("apache-tvm", "apache-tvm-ffi"):
-        try:
-            parts.append(f"{dist}={metadata.version(dist)}")
-        except metadata.PackageNotFoundError:
-            parts.append(f"{dist}=?")
-    try:
-        parts.append(
-            subprocess.run([_cxx(), "--version"], capture_output=True, text=True, check=True).stdout.split("\n")[0]
-        )
-    except (OSError, subprocess.CalledProcessError) as exc:
-        raise TranspileError(f"the cpp backend needs a C++ compiler ({_cxx()}): {exc}") from None
-    parts.append(_cpu_key())
-    return "\n".join(parts)
-
-
-def _cpu_key() -> str:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        import platform
-
-        return platform.machine()
-    model = flags = ""
-    for line in text.splitlines():
-        if line.startswith("model name") and not model:
-            model = line.split(":", 1)[1].strip()
-        elif line.startswith("flags") and not flags:
-            flags = hashlib.sha256(line.encode()).hexdigest()[:16]
-    return f"cpu={model} flags={flags}"
+    return native.tvm_library_dirs()
 
 
 def memory_planner_digest() -> str:
@@ -141,7 +80,7 @@ def cache_key(lir_text: str, source: str, options: dict) -> str:
     digest = hashlib.sha256()
     for part in (
         "transpile-cpp-v2",
-        toolchain_key(),
+        native.toolchain_key(),
         kernel_compiler_digest(),
         memory_planner_digest(),
         json.dumps(options, sort_keys=True, default=str),
@@ -158,7 +97,7 @@ def cache_key(lir_text: str, source: str, options: dict) -> str:
 @functools.lru_cache(maxsize=None)
 def _is_gcc() -> bool:
     try:
-        text = subprocess.run([_cxx(), "--version"], capture_output=True, text=True, check=True).stdout
+        text = subprocess.run([native.cxx(), "--version"], capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         return False
     return "Free Software Foundation" in text and "clang" not in text.lower()
@@ -167,7 +106,7 @@ def _is_gcc() -> bool:
 def _precompiled_header_key(headers: Path) -> str:
     """Toolchain, flags and the runtime headers' text: g++ checks a .gch's flags, not its sources."""
     digest = hashlib.sha256()
-    for part in (toolchain_key(), " ".join(CXX_FLAGS), *include_dirs()):
+    for part in (native.toolchain_key(), " ".join(CXX_FLAGS), *include_dirs()):
         digest.update(part.encode() + b"\0")
     for name in sorted(p.name for p in headers.glob("*.h")):
         digest.update(name.encode() + b"\0" + (headers / name).read_bytes() + b"\0")
@@ -192,7 +131,7 @@ def precompiled_header_dir() -> str | None:
     key = _precompiled_header_key(RUNTIME_DIR)
     if key in _failed_precompiled_headers:
         return None
-    root = cache_root() / "pch"
+    root = native.cache_root() / "pch"
     final = root / key
     try:
         if (final / "transpile_rt.h.gch").is_file():
@@ -216,7 +155,7 @@ def _build_precompiled_header(root: Path, final: Path) -> None:
             shutil.copy(header, work / header.name)
         if _precompiled_header_key(work) != final.name:
             raise TranspileError("the runtime headers changed while being precompiled")
-        args = [_cxx(), *CXX_FLAGS, *(f"-I{d}" for d in include_dirs()), "-x", "c++-header"]
+        args = [native.cxx(), *CXX_FLAGS, *(f"-I{d}" for d in include_dirs()), "-x", "c++-header"]
         args += [str(work / "transpile_rt.h"), "-o", str(work / "transpile_rt.h.gch")]
         run_compiler(args, "precompiling transpile_rt.h")
         os.replace(work, final)
@@ -270,14 +209,12 @@ def _build_kernels(kernels, out_dir: Path, schedule: bool):
 def run_compiler(args: list[str], what: str) -> None:
     global compile_count
     compile_count += 1
-    proc = subprocess.run(args, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise TranspileError(f"{what} failed ({' '.join(args[:3])} ...):\n{proc.stderr[-4000:]}")
+    native.run_compiler(args, what)
 
 
 def build_library(generated, lir_text: str, entry: str, signature_info: dict, options: dict) -> BuildResult:
     """The cached library of a generated program (built now on a miss)."""
-    root = cache_root() / "cpp"
+    root = native.cache_root() / "cpp"
     key = cache_key(lir_text, generated.source, options)
     final = root / key
     info_path = final / "info.json"
@@ -307,7 +244,7 @@ def build_library(generated, lir_text: str, entry: str, signature_info: dict, op
         link = ["-Wl,-Bsymbolic"]
         for d in library_dirs():
             link += [f"-L{d}", f"-Wl,-rpath,{d}"]
-        args = [_cxx(), *CXX_FLAGS, "-shared", "-o", str(work / library_name), str(work / source_name)]
+        args = [native.cxx(), *CXX_FLAGS, "-shared", "-o", str(work / library_name), str(work / source_name)]
         pch = precompiled_header_dir()
         args += [f"-I{d}" for d in ([pch] if pch else []) + include_dirs()]
         args += objects + link + ["-ltvm_runtime", "-ltvm_ffi"]

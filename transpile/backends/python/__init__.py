@@ -13,7 +13,7 @@ from ...errors import TranspileError
 from ..base import ADTS, CLOSURES, CONSUMES_LIR, DYNAMIC_SHAPES, NON_TAIL_RECURSION, POLYMORPHISM, RECURSION, REFS
 from ..base import Backend
 from .artifact import PythonArtifact, load_source
-from .boundary import signature_of
+from ..signature import signature_of
 from .codegen import ModuleWriter
 from .pyast import render
 

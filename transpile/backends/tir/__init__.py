@@ -65,7 +65,7 @@ class TirBackend(Backend):
 
     def build(self, program, **options) -> TirArtifact:
         from ...lir import print_program
-        from ..python.boundary import signature_of
+        from ..signature import signature_of
         from .build import build_library
 
         options = _checked(dict(options))

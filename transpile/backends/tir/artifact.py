@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ...errors import TranspileError
 from ..base import Artifact
-from ..cpp.artifact import load_library
+from ..native import load_library
 
 __all__ = ["TirArtifact"]
 

@@ -1,7 +1,7 @@
 """The Python side of a tir library: checked arguments in (shared Converters), flat tensors across, values out.
 
-Arguments are checked and converted by the python backend's `Converters` (same rules and
-messages as every backend) before native code runs; tuples are flattened to their tensors, each
+Arguments are checked and converted by the shared `Converters` (transpile.backends.signature:
+same rules and messages as every backend) before native code runs; tuples are flattened to their tensors, each
 passed as a 64-byte aligned DLPack view (copied only when needed). The library's `main` returns
 the flattened result tensors, which are regrouped into the result's tuple structure.
 """
@@ -12,8 +12,8 @@ import numpy as np
 
 from ...errors import EvaluationError
 from ...lir.types import TensorType
-from ..cpp.boundary import aligned
-from ..python.boundary import Converters, type_from_json
+from ...runtime.boundary import aligned
+from ..signature import Converters, type_from_json
 
 __all__ = ["make_tir_entry"]
 

@@ -3,7 +3,7 @@
 Cache layout: `<cache>/tir/<key>/` holds `lib<entry>.so`, `<entry>.tir.py` (the TVMScript),
 `program.c` and `info.json`; `<cache>/tir/shim-<hash>.o` is the generic shim (tir_shim.cc),
 compiled once per toolchain. The key hashes the LIR program text, the options, the toolchain
-(cpp backend's toolchain_key: g++, apache-tvm, apache-tvm-ffi, transpile, host CPU) and the
+(native.toolchain_key: g++, apache-tvm, apache-tvm-ffi, transpile, host CPU) and the
 sources that shape the library (this backend's lowering and shim, the shared kernel compiler,
 the memory planner), so a hit lowers and compiles nothing.
 Builds happen in a temporary directory renamed into place (concurrent builds are safe).
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cpp.build import cache_root, include_dirs, library_dirs, run_compiler, toolchain_key
 from ...kernels.digest import kernel_compiler_digest, source_files_digest
+from .. import native
 
 __all__ = ["build_library", "BuildResult", "program_c", "compile_count"]
 
@@ -54,7 +54,8 @@ def _sources_digest() -> str:
 def cache_key(lir_text: str, options: dict, constants=()) -> str:
     """The library's cache key; `constants` are the program's ConstDefs (the LIR text only counts them)."""
     digest = hashlib.sha256()
-    for part in ("transpile-tir-v1", toolchain_key(), _sources_digest(), json.dumps(options, sort_keys=True), lir_text):
+    toolchain = native.toolchain_key()
+    for part in ("transpile-tir-v1", toolchain, _sources_digest(), json.dumps(options, sort_keys=True), lir_text):
         digest.update(part.encode("utf-8"))
         digest.update(b"\0")
     for const in constants:
@@ -64,13 +65,9 @@ def cache_key(lir_text: str, options: dict, constants=()) -> str:
     return digest.hexdigest()[:32]
 
 
-def _compiler() -> str:
-    return os.environ.get("CXX", "g++")
-
-
 def shim_object(root: Path) -> Path:
     """The compiled generic shim (built on first use, then shared by every library)."""
-    digest = hashlib.sha256(toolchain_key().encode())
+    digest = hashlib.sha256(native.toolchain_key().encode())
     for name in ("tir_shim.cc", "tir_program.h"):
         digest.update((RUNTIME_DIR / name).read_bytes())
     path = root / f"shim-{digest.hexdigest()[:24]}.o"
@@ -80,9 +77,9 @@ def shim_object(root: Path) -> Path:
     fd, tmp = tempfile.mkstemp(suffix=".o", dir=root)
     os.close(fd)
     try:
-        args = [_compiler(), *CXX_FLAGS, "-c", str(RUNTIME_DIR / "tir_shim.cc"), "-o", tmp]
-        args += [f"-I{d}" for d in include_dirs()] + [f"-I{RUNTIME_DIR}"]
-        run_compiler(args, "compiling the tir shim")
+        args = [native.cxx(), *CXX_FLAGS, "-c", str(RUNTIME_DIR / "tir_shim.cc"), "-o", tmp]
+        args += [f"-I{d}" for d in native.tvm_include_dirs()] + [f"-I{RUNTIME_DIR}"]
+        native.run_compiler(args, "compiling the tir shim")
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -196,7 +193,7 @@ def build_library(program, lir_text: str, signature: dict, options: dict) -> Bui
     from ...lir.types import TensorType
     from .lowering import lower_program
 
-    root = cache_root() / "tir"
+    root = native.cache_root() / "tir"
     key = cache_key(lir_text, options, program.constants)
     final = root / key
     info_path = final / "info.json"
@@ -227,12 +224,12 @@ def build_library(program, lir_text: str, signature: dict, options: dict) -> Bui
         )
         shutil.copy(RUNTIME_DIR / "tir_program.h", work / "tir_program.h")
         link = ["-Wl,-Bsymbolic"]
-        for d in library_dirs():
+        for d in native.tvm_library_dirs():
             link += [f"-L{d}", f"-Wl,-rpath,{d}"]
-        args = [_compiler(), "-shared", "-fPIC", "-O1", "-x", "c", str(work / "program.c"), "-x", "none"]
-        args += objects + [str(shim), f"-I{work}"] + [f"-I{d}" for d in include_dirs()]
+        args = [native.cxx(), "-shared", "-fPIC", "-O1", "-x", "c", str(work / "program.c"), "-x", "none"]
+        args += objects + [str(shim), f"-I{work}"] + [f"-I{d}" for d in native.tvm_include_dirs()]
         args += ["-o", str(work / library_name)] + link + ["-ltvm_runtime", "-ltvm_ffi"]
-        run_compiler(args, "linking the tir library")
+        native.run_compiler(args, "linking the tir library")
         for blob in work.glob("const_*.bin"):
             blob.unlink()
         info = {

@@ -159,7 +159,7 @@ def generate(program, verify: bool = True, standalone: bool = False) -> Generate
     """The C++ of `program`; `standalone` selects the TVM-free flavour of the source bundle: it
     includes transpile_rt_standalone.h and exports only the plain C API (tensor-only entries)."""
     from ....lir import verify as verify_program
-    from ...python.boundary import needs_big_stack
+    from ...signature import needs_big_stack
 
     if verify:
         verify_program(program)

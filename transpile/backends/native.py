@@ -1,0 +1,125 @@
+"""Plumbing shared by backends that build native libraries: cache root, C++ compiler, toolchain key, TVM dirs, loading.
+
+Nothing here imports TVM at module level; `toolchain_key()` in particular stays cheap (package
+metadata and one `--version` run, cached), since every build's cache key starts with it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+from ..errors import TranspileError
+
+__all__ = [
+    "cache_root",
+    "cxx",
+    "toolchain_key",
+    "tvm_include_dirs",
+    "tvm_library_dirs",
+    "run_compiler",
+    "load_library",
+]
+
+_loaded: dict = {}  # library path -> tvm runtime Module (a library is loaded once per process)
+
+
+def cache_root() -> Path:
+    """$TRANSPILE_CACHE_DIR, else `transpile` under $XDG_CACHE_HOME or ~/.cache; each backend takes a folder."""
+    override = os.environ.get("TRANSPILE_CACHE_DIR")
+    if override:
+        return Path(override)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "transpile"
+
+
+def cxx() -> str:
+    """The C++ compiler: $CXX, else g++."""
+    return os.environ.get("CXX", "g++")
+
+
+@functools.lru_cache(maxsize=None)
+def toolchain_key() -> str:
+    """Versions of everything that shapes a library (no TVM import: this must stay fast)."""
+    from importlib import metadata
+
+    from .. import __version__
+
+    parts = [f"transpile={__version__}"]
+    for dist in ("apache-tvm", "apache-tvm-ffi"):
+        try:
+            parts.append(f"{dist}={metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            parts.append(f"{dist}=?")
+    try:
+        parts.append(
+            subprocess.run([cxx(), "--version"], capture_output=True, text=True, check=True).stdout.split("\n")[0]
+        )
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise TranspileError(f"native backends (cpp, tir) need a C++ compiler ({cxx()}): {exc}") from None
+    parts.append(_cpu_key())
+    return "\n".join(parts)
+
+
+def _cpu_key() -> str:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        import platform
+
+        return platform.machine()
+    model = flags = ""
+    for line in text.splitlines():
+        if line.startswith("model name") and not model:
+            model = line.split(":", 1)[1].strip()
+        elif line.startswith("flags") and not flags:
+            flags = hashlib.sha256(line.encode()).hexdigest()[:16]
+    return f"cpu={model} flags={flags}"
+
+
+def _site_package(name: str) -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise TranspileError(
+            f"native backends (cpp, tir) need the Python package {name!r} (apache-tvm, apache-tvm-ffi)"
+        )
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+@functools.lru_cache(maxsize=None)
+def tvm_include_dirs() -> list[str]:
+    """The headers of the tvm-ffi and TVM wheels."""
+    return [str(_site_package("tvm_ffi") / "include"), str(_site_package("tvm") / "include")]
+
+
+@functools.lru_cache(maxsize=None)
+def tvm_library_dirs() -> list[str]:
+    """Where the wheels' libtvm_ffi.so and libtvm_runtime.so live (linked against and put on the rpath)."""
+    return [str(_site_package("tvm_ffi") / "lib"), str(_site_package("tvm") / "lib")]
+
+
+def run_compiler(args: list[str], what: str) -> None:
+    """Runs a compiler command; a failure is a TranspileError carrying the end of its stderr."""
+    proc = subprocess.run(args, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise TranspileError(f"{what} failed ({' '.join(args[:3])} ...):\n{proc.stderr[-4000:]}")
+
+
+def load_library(path: Path):
+    """`tvm.runtime.load_module(path)` (it also wires the kernels' parallel runtime), cached."""
+    key = str(Path(path).resolve())
+    module = _loaded.get(key)
+    if module is None:
+        import tvm
+
+        try:
+            module = tvm.runtime.load_module(key)
+        except Exception as exc:
+            raise TranspileError(f"cannot load the native library {key}: {exc}") from None
+        _loaded[key] = module
+    return module

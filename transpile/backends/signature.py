@@ -1,0 +1,403 @@
+"""An entry's signature, shared by every backend: its JSON description and the checked passage of values.
+
+`signature_of(program, name)` describes the entry as JSON data (stored in artifacts and
+manifests); `type_from_json` reads a type back. `Converters` builds, per type, the functions that
+check and convert the caller's values before generated code runs (an EvaluationError names the
+argument), and hand results back (0-d tensors as arrays, closures as checked callables); every
+backend's entry wrapper goes through it, so the rules and messages are the same everywhere.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import EvaluationError
+from ..lir.nodes import Call, ClosureCall
+from ..lir.types import AdtT, ClosureT, RefT, TensorType, TupleT, type_text
+from ..lir.walk import iter_lets
+from ..relay.ty import AnyDim
+from ..runtime import ADTValue, RefValue
+from ..runtime.boundary import ArgumentPath, Mismatch, intake_tensor, shape_fits
+
+__all__ = ["signature_of", "type_to_json", "type_from_json", "needs_big_stack", "Converters"]
+
+
+# ---------------------------------------------------------------- signature data (stored in the manifest)
+
+
+def type_to_json(ty):
+    if isinstance(ty, TensorType):
+        return {"tensor": [[None if isinstance(d, AnyDim) else int(d) for d in ty.shape], ty.dtype]}
+    if isinstance(ty, TupleT):
+        return {"tuple": [type_to_json(f) for f in ty.fields]}
+    if isinstance(ty, AdtT):
+        return {"adt": ty.name}
+    if isinstance(ty, ClosureT):
+        return {"closure": [[type_to_json(p) for p in ty.params], type_to_json(ty.ret)]}
+    if isinstance(ty, RefT):
+        return {"ref": type_to_json(ty.value)}
+    raise EvaluationError(f"the python backend cannot pass values of type {type_text(ty)} across the boundary")
+
+
+def type_from_json(data):
+    ((kind, value),) = data.items()
+    if kind == "tensor":
+        shape, dtype = value
+        return TensorType(tuple(AnyDim() if d is None else d for d in shape), dtype)
+    if kind == "tuple":
+        return TupleT(tuple(type_from_json(f) for f in value))
+    if kind == "adt":
+        return AdtT(value)
+    if kind == "closure":
+        return ClosureT(tuple(type_from_json(p) for p in value[0]), type_from_json(value[1]))
+    if kind == "ref":
+        return RefT(type_from_json(value))
+    raise ValueError(f"unknown type kind {kind!r} in an artifact signature")
+
+
+def needs_big_stack(program) -> bool:
+    """Whether calls may nest deeply: a cycle among functions through calls that stay calls (a self
+    tail call becomes a loop; a closure call may reach any closure body), or ADT arguments."""
+    closure_bodies = [f.name for f in program.functions if f.env is not None]
+    edges: dict[str, set[str]] = {}
+    for func in program.functions:
+        targets = edges.setdefault(func.name, set())
+        for let in iter_lets(func.body):
+            value = let.value
+            if isinstance(value, Call) and not (value.tail and value.func == func.name):
+                targets.add(value.func)
+            elif isinstance(value, ClosureCall):
+                targets.update(closure_bodies)
+    state: dict[str, int] = {}  # 1 = on the DFS stack, 2 = done
+    for start in edges:
+        if state.get(start):
+            continue
+        stack = [(start, iter(sorted(edges[start])))]
+        state[start] = 1
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                state[node] = 2
+                stack.pop()
+            elif state.get(child) == 1:
+                return True
+            elif child in edges and not state.get(child):
+                state[child] = 1
+                stack.append((child, iter(sorted(edges[child]))))
+    return False
+
+
+def signature_of(program, entry_name: str) -> dict:
+    """JSON data describing the entry: its Python name, parameter and result types, ADT layouts."""
+    entry = program.entry_function
+    return {
+        "function": entry_name,
+        "relay_entry": program.entry,
+        "params": [{"name": p.name, "type": type_to_json(p.type)} for p in entry.params],
+        "result": type_to_json(entry.ret),
+        "adts": {
+            adt.name: {c.relay_name: [type_to_json(t) for t in c.fields] for c in adt.constructors}
+            for adt in program.adts
+        },
+        "big_stack": needs_big_stack(program) or any(_has(p.type, AdtT) for p in entry.params),
+    }
+
+
+def _has(ty, kind) -> bool:
+    if isinstance(ty, kind):
+        return True
+    if isinstance(ty, TupleT):
+        return any(_has(f, kind) for f in ty.fields)
+    if isinstance(ty, ClosureT):
+        return any(_has(p, kind) for p in ty.params) or _has(ty.ret, kind)
+    if isinstance(ty, RefT):
+        return _has(ty.value, kind)
+    return False
+
+
+# ---------------------------------------------------------------- converters
+
+
+def _describe(value) -> str:
+    from ..relay.interpreter.values import describe_value
+
+    return describe_value(value)
+
+
+_Path = ArgumentPath
+
+
+def _fail(path: _Path, ty, value, detail: str = ""):
+    message = f"{path.render()}: expected {type_text(ty)} but got {_describe(value)}"
+    raise EvaluationError(message + (f" ({detail})" if detail else ""))
+
+
+class Converters:
+    """Builds, per LIR type, functions checking and converting values crossing the boundary."""
+
+    def __init__(self, adts: dict, deep_call):
+        self.adts = adts  # {adt name: {relay constructor: [field types]}}
+        self.deep_call = deep_call
+        self._inbound: dict = {}
+        self._outbound: dict = {}
+
+    # values passed in by the caller --------------------------------------------------------
+
+    def inbound(self, ty):
+        cached = self._inbound.get(ty)
+        if cached is None:
+            cached = self._make_inbound(ty)
+            self._inbound[ty] = cached
+        return cached
+
+    def _make_inbound(self, ty):
+        if isinstance(ty, TensorType):
+            return self._tensor(ty)
+        if isinstance(ty, TupleT):
+            fields = [self.inbound(f) for f in ty.fields]
+
+            def tuple_value(value, path):
+                if not isinstance(value, (tuple, list)) or len(value) != len(fields):
+                    _fail(path, ty, value)
+                return tuple(conv(v, _Path(path, f"field {i}")) for i, (conv, v) in enumerate(zip(fields, value)))
+
+            return tuple_value
+        if isinstance(ty, AdtT):
+            return self._adt(ty)
+        if isinstance(ty, ClosureT):
+            return self._callback(ty)
+        if isinstance(ty, RefT):
+            contents = self.inbound(ty.value)
+
+            def ref_value(value, path):
+                if not isinstance(value, RefValue):
+                    _fail(path, ty, value)
+                # The cell is shared with the caller: convert its contents in place.
+                value.value = contents(value.value, _Path(path, "the contents"))
+                return value
+
+            return ref_value
+        raise EvaluationError(f"cannot pass a value of type {type_text(ty)} to generated code")
+
+    def _tensor(self, ty: TensorType):
+        dtype = np.dtype(ty.dtype)
+        shape = ty.shape
+        static = not any(isinstance(d, AnyDim) for d in shape)
+
+        def tensor(value, path):
+            if type(value) is np.ndarray:  # the common case stays a single type check
+                array = value
+            else:
+                try:
+                    array = intake_tensor(value, dtype, shape)
+                except Mismatch as mismatch:
+                    _fail(path, ty, value, mismatch.detail)
+                if array is None:
+                    _fail(path, ty, value)
+            if array.dtype != dtype:
+                _fail(path, ty, array)
+            if static:
+                if array.shape != shape:
+                    _fail(path, ty, array)
+            elif not shape_fits(array.shape, shape):
+                _fail(path, ty, array)
+            return array
+
+        return tensor
+
+    def _adt(self, ty: AdtT):
+        layout = self.adts.get(ty.name)
+        if layout is None:
+            raise EvaluationError(f"the program has no ADT named {ty.name}")
+        converters = {}  # constructor -> (field converters, index of the field of this very type or None)
+
+        def layout_of(ctor: str):
+            entry = converters.get(ctor)
+            if entry is None:
+                types = layout[ctor]
+                recursive = [i for i, t in enumerate(types) if t == ty]
+                index = recursive[-1] if recursive else None
+                convs = [None if i == index else self.inbound(t) for i, t in enumerate(types)]
+                labels = [f"field {i} of {ctor}" for i in range(len(types))]
+                entry = converters[ctor] = (convs, index, labels)
+            return entry
+
+        def adt_value(value, path):
+            # Walks the spine of recursive values (a list's tails) in a loop, so long lists need
+            # no deep recursion; values that need no conversion are returned as they are.
+            spine = []
+            while True:
+                if not isinstance(value, ADTValue):
+                    _fail(path, ty, value)
+                types = layout.get(value.constructor)
+                if types is None:
+                    _fail(path, ty, value, f"constructor {value.constructor} is not one of {', '.join(layout)}")
+                if len(value.fields) != len(types):
+                    _fail(path, ty, value, f"{value.constructor} takes {len(types)} field(s), got {len(value.fields)}")
+                convs, index, labels = layout_of(value.constructor)
+                new = [
+                    v if conv is None else conv(v, _Path(path, label))
+                    for conv, v, label in zip(convs, value.fields, labels)
+                ]
+                spine.append((value, new, index))
+                if index is None:
+                    break
+                path = _Path(path, labels[index])
+                value = value.fields[index]
+            result = None
+            for value, new, index in reversed(spine):
+                if index is not None:
+                    new[index] = result
+                if all(a is b for a, b in zip(new, value.fields)):
+                    result = value
+                else:
+                    result = ADTValue(value.constructor, tuple(new))
+            return result
+
+        return adt_value
+
+    def _callback(self, ty: ClosureT):
+        result = self.inbound(ty.ret)
+        arity = len(ty.params)
+
+        def closure_value(value, path):
+            if not callable(value):
+                _fail(path, ty, value)
+
+            def callback(*args):
+                outs = [self.outbound(t)(a) for t, a in zip(ty.params, args)]
+                return result(value(*outs), _Path(None, f"the result of the function passed as {path.render()}"))
+
+            callback.__wrapped__ = value
+            callback.__transpile_arity__ = arity
+            return callback
+
+        return closure_value
+
+    # values handed back to the caller -------------------------------------------------------
+
+    def outbound(self, ty):
+        """Identity for data; closures become checked callables running like the entry function."""
+        cached = self._outbound.get(ty)
+        if cached is None:
+            cached = self._make_outbound(ty)
+            self._outbound[ty] = cached
+        return cached
+
+    def _needs_outbound(self, ty, seen=None) -> bool:
+        """Whether values of `ty` may hold numpy scalars (0-d tensors) or closures."""
+        if isinstance(ty, TensorType):
+            return ty.shape == ()
+        if isinstance(ty, ClosureT):
+            return True
+        if isinstance(ty, TupleT):
+            return any(self._needs_outbound(f, seen) for f in ty.fields)
+        if isinstance(ty, RefT):
+            return self._needs_outbound(ty.value, seen)
+        if isinstance(ty, AdtT):
+            seen = set() if seen is None else seen
+            if ty.name in seen:
+                return False
+            seen.add(ty.name)
+            layout = self.adts.get(ty.name, {})
+            return any(self._needs_outbound(t, seen) for fields in layout.values() for t in fields)
+        return False
+
+    def _make_outbound(self, ty):
+        if not self._needs_outbound(ty):
+            return _identity
+        if isinstance(ty, TensorType):
+            return _as_array
+        if isinstance(ty, ClosureT):
+            return lambda fn: self.checked(fn, ty.params, ty.ret, "the returned closure")
+        if isinstance(ty, TupleT):
+            fields = [self.outbound(f) for f in ty.fields]
+            return lambda value: tuple(conv(v) for conv, v in zip(fields, value))
+        if isinstance(ty, RefT):
+            contents = self.outbound(ty.value)
+
+            def ref_out(cell):
+                cell.value = contents(cell.value)  # in place: the cell may be shared
+                return cell
+
+            return ref_out
+        if isinstance(ty, AdtT):
+            return self._adt_out(ty)
+        return _identity
+
+    def _adt_out(self, ty: AdtT):
+        layout = self.adts.get(ty.name, {})
+        converters = {}
+
+        def layout_of(ctor: str):
+            entry = converters.get(ctor)
+            if entry is None:
+                types = layout.get(ctor, ())
+                recursive = [i for i, t in enumerate(types) if t == ty]
+                index = recursive[-1] if recursive else None
+                convs = [None if i == index else self.outbound(t) for i, t in enumerate(types)]
+                entry = converters[ctor] = (convs, index)
+            return entry
+
+        def adt_out(value):
+            spine = []  # iterative along the recursive field, like the inbound conversion
+            while True:
+                convs, index = layout_of(value.constructor)
+                new = [v if conv is None else conv(v) for conv, v in zip(convs, value.fields)]
+                spine.append((value, new, index))
+                if index is None:
+                    break
+                value = value.fields[index]
+            result = None
+            for value, new, index in reversed(spine):
+                if index is not None:
+                    new[index] = result
+                if all(a is b for a, b in zip(new, value.fields)):
+                    result = value
+                else:
+                    result = ADTValue(value.constructor, tuple(new))
+            return result
+
+        return adt_out
+
+    def checked(self, fn, param_types, ret_type, what: str):
+        """`fn` (generated code) behind argument checks, numpy's quiet error state and a big stack."""
+        convs = [self.inbound(t) for t in param_types]
+        finish = self.outbound(ret_type)
+        # Reference cells passed in may now hold numpy scalars: normalize their contents too.
+        fix_refs = [(i, self.outbound(t)) for i, t in enumerate(param_types) if _has(t, RefT)]
+        paths = [_Path(None, f"argument {i + 1} of {what}") for i in range(len(convs))]
+        arity = len(convs)
+        run = self.deep_call
+        name = getattr(fn, "__name__", "f")
+
+        def checked_call(*args, **kwargs):
+            if kwargs:
+                raise EvaluationError(f"{what} takes positional arguments only, got keyword(s) {', '.join(kwargs)}")
+            if len(args) != arity:
+                raise EvaluationError(f"{what} expects {arity} argument(s) but got {len(args)}")
+            result, converted = run(_convert_and_call, fn, convs, args, paths)
+            for index, fix in fix_refs:
+                fix(converted[index])
+            return finish(result)
+
+        checked_call.__name__ = checked_call.__qualname__ = name
+        checked_call.__doc__ = fn.__doc__
+        checked_call.__wrapped__ = fn
+        return checked_call
+
+
+def _identity(value):
+    return value
+
+
+def _as_array(value):
+    # Generated code computes on 0-d values as numpy scalars; callers always get 0-d arrays.
+    return np.asarray(value) if isinstance(value, np.generic) else value
+
+
+def _convert_and_call(fn, convs, args, paths):
+    converted = [conv(a, path) for conv, a, path in zip(convs, args, paths)]
+    with np.errstate(all="ignore"):
+        return fn(*converted), converted
