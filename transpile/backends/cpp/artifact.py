@@ -8,25 +8,9 @@ from pathlib import Path
 
 from ...errors import TranspileError
 from ..base import Artifact
+from ..native import load_library
 
-__all__ = ["CppArtifact", "load_library"]
-
-_loaded: dict = {}  # library path -> tvm runtime Module (a library is loaded once per process)
-
-
-def load_library(path: Path):
-    """`tvm.runtime.load_module(path)` (it also wires the kernels' parallel runtime), cached."""
-    key = str(Path(path).resolve())
-    module = _loaded.get(key)
-    if module is None:
-        import tvm
-
-        try:
-            module = tvm.runtime.load_module(key)
-        except Exception as exc:
-            raise TranspileError(f"cannot load the native library {key}: {exc}") from None
-        _loaded[key] = module
-    return module
+__all__ = ["CppArtifact"]
 
 
 class CppArtifact(Artifact):
@@ -61,7 +45,9 @@ class CppArtifact(Artifact):
             from .boundary import make_native_entry
 
             function = self.module["transpile_call"]  # looked up once; calls go straight to it
-            self._callable = make_native_entry(function, self.info)
+            # Tensor-only entries also export a typed function: no flat arrays to build or read.
+            typed = self.module[self.info["export_name"]] if self.info.get("tensor_entry") else None
+            self._callable = make_native_entry(function, self.info, typed)
         return self._callable
 
     def write_files(self, directory: Path) -> dict:

@@ -17,25 +17,13 @@ import numpy as np
 
 from ...errors import EvaluationError
 from ...lir.types import AdtT, ClosureT, RefT, TensorType, TupleT
+from ...relay.ty import AnyDim
 from ...runtime import ADTValue, RefValue
-from ..python.boundary import Converters, type_from_json
+from ...runtime.boundary import aligned, shape_fits
+from ..signature import Converters, type_from_json
 from .codegen.types import is_cpp_scalar
 
-__all__ = ["Marshaller", "make_native_entry", "aligned"]
-
-ALIGNMENT = 64
-
-
-def aligned(array: np.ndarray) -> np.ndarray:
-    """`array` itself when kernels may use it in place, else a C-contiguous 64-byte aligned copy."""
-    if array.flags.c_contiguous and array.flags.writeable and array.ctypes.data % ALIGNMENT == 0:
-        return array
-    nbytes = max(array.nbytes, 1)
-    raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
-    offset = (-raw.ctypes.data) % ALIGNMENT
-    copy = raw[offset : offset + array.nbytes].view(array.dtype).reshape(array.shape)
-    copy[...] = array
-    return copy
+__all__ = ["Marshaller", "make_native_entry"]
 
 
 class Crossing:
@@ -250,8 +238,9 @@ class Marshaller:
             self.encoder(crossing.ref_types[k])(crossing.refs[k].value, crossing)
 
 
-def make_native_entry(function, info: dict):
-    """The user-facing callable of the library's generic entry `function` (see marshal.py)."""
+def make_native_entry(function, info: dict, typed=None):
+    """The user-facing callable of the library's generic entry `function` (see marshal.py); calls
+    whose arguments are plain numpy arrays go to `typed`, the tensor-only export, when there is one."""
     from ...relay.deep import run_deep
 
     signature = info["signature"]
@@ -260,9 +249,9 @@ def make_native_entry(function, info: dict):
         for name, layout in signature["adts"].items()
     }
 
-    def call_native(fn, flat):
+    def call_native(fn, *flat):
         try:
-            return fn(flat)
+            return fn(*flat)
         except EvaluationError:
             raise
         except Exception as exc:  # ValueError/RuntimeError/RecursionError... from C++ or a callback
@@ -292,8 +281,62 @@ def make_native_entry(function, info: dict):
     names = ", ".join(f"%{p['name']}" for p in signature["params"])
     what = f"@{signature['relay_entry']}({names})"
     entry = converters.checked(raw, params, result_type, what)
+    if typed is not None and all(isinstance(t, TensorType) for t in params):
+        entry = _tensor_fast_path(typed, params, result_type, entry, call_native)
     entry.__transpile_signature__ = signature
     return entry
+
+
+def _tensor_fast_path(typed, params, result_type, checked, call_native):
+    """`checked` with a short cut for its common case, C-contiguous writable numpy arrays of the
+    parameters' exact dtypes and shapes: no flat arrays, no per-call objects, no numpy error state
+    (native code ignores it). Every other call goes to `checked`, so every check and error message
+    stays there. Alignment is the typed export's job: it copies unaligned tensors itself."""
+    import tvm_ffi
+
+    from_dlpack = tvm_ffi.from_dlpack
+    expected = []
+    for ty in params:
+        static = not any(isinstance(d, AnyDim) for d in ty.shape)
+        expected.append((np.dtype(ty.dtype), tuple(ty.shape), static))
+    arity = len(expected)
+    finish = _flat_result(result_type)
+
+    def fast_call(*args, **kwargs):
+        if kwargs or len(args) != arity:
+            return checked(*args, **kwargs)
+        tensors = []
+        for value, (dtype, shape, static) in zip(args, expected):
+            if (
+                type(value) is not np.ndarray
+                or value.dtype != dtype
+                or not (value.shape == shape if static else shape_fits(value.shape, shape))
+            ):
+                return checked(*args)
+            flags = value.flags
+            if not (flags.c_contiguous and flags.writeable):
+                return checked(*args)
+            tensors.append(from_dlpack(value))
+        return finish(call_native(typed, *tensors))
+
+    fast_call.__name__ = fast_call.__qualname__ = checked.__name__
+    fast_call.__doc__ = checked.__doc__
+    fast_call.__wrapped__ = checked
+    return fast_call
+
+
+def _flat_result(ty):
+    """Reads the typed export's result (a tensor, or an array of the flattened tuple's tensors)."""
+    from_dlpack = np.from_dlpack
+    if isinstance(ty, TensorType):
+        return from_dlpack
+
+    def build(t, items):
+        if isinstance(t, TupleT):
+            return tuple(build(f, items) for f in t.fields)
+        return from_dlpack(next(items))
+
+    return lambda result: build(ty, iter(tuple(result)))
 
 
 SHALLOW_NESTING = 100  # nesting levels the Python-side conversion handles on any thread's stack
