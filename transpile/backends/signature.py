@@ -17,9 +17,9 @@ from ..lir.types import AdtT, ClosureT, RefT, TensorType, TupleT, type_text
 from ..lir.walk import iter_lets
 from ..relay.ty import AnyDim
 from ..runtime import ADTValue, RefValue
-from ..runtime.boundary import ArgumentPath, Mismatch, intake_tensor, shape_fits
+from ..runtime.boundary import ALIGNMENT, ArgumentPath, Mismatch, intake_tensor, shape_fits
 
-__all__ = ["signature_of", "type_to_json", "type_from_json", "needs_big_stack", "Converters"]
+__all__ = ["signature_of", "type_to_json", "type_from_json", "needs_big_stack", "Converters", "tensor_fast_path"]
 
 
 # ---------------------------------------------------------------- signature data (stored in the manifest)
@@ -401,3 +401,60 @@ def _convert_and_call(fn, convs, args, paths):
     converted = [conv(a, path) for conv, a, path in zip(convs, args, paths)]
     with np.errstate(all="ignore"):
         return fn(*converted), converted
+
+
+def tensor_fast_path(typed, params, result_type, checked, call_native, aligned_only: bool = False):
+    """`checked` with a short cut for its common case, C-contiguous writable numpy arrays of the
+    parameters' exact dtypes and shapes, passed to `typed` (a native function taking the tensors
+    and returning a tensor or an array of the flattened result tensors): no flat arrays, no
+    per-call objects, no numpy error state (native code ignores it). Every other call goes to
+    `checked`, so every check and error message stays there. With `aligned_only`, arrays that are
+    not 64-byte aligned also take `checked` (for natives that do not copy them themselves)."""
+    import tvm_ffi
+
+    from_dlpack = tvm_ffi.from_dlpack
+    expected = []
+    for ty in params:
+        static = not any(isinstance(d, AnyDim) for d in ty.shape)
+        expected.append((np.dtype(ty.dtype), tuple(ty.shape), static))
+    arity = len(expected)
+    finish = _flat_result(result_type)
+
+    def fast_call(*args, **kwargs):
+        if kwargs or len(args) != arity:
+            return checked(*args, **kwargs)
+        tensors = []
+        for value, (dtype, shape, static) in zip(args, expected):
+            if (
+                type(value) is not np.ndarray
+                or value.dtype != dtype
+                or not (value.shape == shape if static else shape_fits(value.shape, shape))
+            ):
+                return checked(*args)
+            flags = value.flags
+            if not (flags.c_contiguous and flags.writeable):
+                return checked(*args)
+            tensor = from_dlpack(value)
+            if aligned_only and value.ndim and tensor.data_ptr() % ALIGNMENT:
+                return checked(*args)
+            tensors.append(tensor)
+        return finish(call_native(typed, *tensors))
+
+    fast_call.__name__ = fast_call.__qualname__ = checked.__name__
+    fast_call.__doc__ = checked.__doc__
+    fast_call.__wrapped__ = checked
+    return fast_call
+
+
+def _flat_result(ty):
+    """Reads the typed export's result (a tensor, or an array of the flattened tuple's tensors)."""
+    from_dlpack = np.from_dlpack
+    if isinstance(ty, TensorType):
+        return from_dlpack
+
+    def build(t, items):
+        if isinstance(t, TupleT):
+            return tuple(build(f, items) for f in t.fields)
+        return from_dlpack(next(items))
+
+    return lambda result: build(ty, iter(tuple(result)))

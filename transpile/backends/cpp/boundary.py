@@ -17,10 +17,9 @@ import numpy as np
 
 from ...errors import EvaluationError
 from ...lir.types import AdtT, ClosureT, RefT, TensorType, TupleT
-from ...relay.ty import AnyDim
 from ...runtime import ADTValue, RefValue
-from ...runtime.boundary import aligned, shape_fits
-from ..signature import Converters, type_from_json
+from ...runtime.boundary import aligned
+from ..signature import Converters, tensor_fast_path, type_from_json
 from .codegen.types import is_cpp_scalar
 
 __all__ = ["Marshaller", "make_native_entry"]
@@ -282,61 +281,9 @@ def make_native_entry(function, info: dict, typed=None):
     what = f"@{signature['relay_entry']}({names})"
     entry = converters.checked(raw, params, result_type, what)
     if typed is not None and all(isinstance(t, TensorType) for t in params):
-        entry = _tensor_fast_path(typed, params, result_type, entry, call_native)
+        entry = tensor_fast_path(typed, params, result_type, entry, call_native)
     entry.__transpile_signature__ = signature
     return entry
-
-
-def _tensor_fast_path(typed, params, result_type, checked, call_native):
-    """`checked` with a short cut for its common case, C-contiguous writable numpy arrays of the
-    parameters' exact dtypes and shapes: no flat arrays, no per-call objects, no numpy error state
-    (native code ignores it). Every other call goes to `checked`, so every check and error message
-    stays there. Alignment is the typed export's job: it copies unaligned tensors itself."""
-    import tvm_ffi
-
-    from_dlpack = tvm_ffi.from_dlpack
-    expected = []
-    for ty in params:
-        static = not any(isinstance(d, AnyDim) for d in ty.shape)
-        expected.append((np.dtype(ty.dtype), tuple(ty.shape), static))
-    arity = len(expected)
-    finish = _flat_result(result_type)
-
-    def fast_call(*args, **kwargs):
-        if kwargs or len(args) != arity:
-            return checked(*args, **kwargs)
-        tensors = []
-        for value, (dtype, shape, static) in zip(args, expected):
-            if (
-                type(value) is not np.ndarray
-                or value.dtype != dtype
-                or not (value.shape == shape if static else shape_fits(value.shape, shape))
-            ):
-                return checked(*args)
-            flags = value.flags
-            if not (flags.c_contiguous and flags.writeable):
-                return checked(*args)
-            tensors.append(from_dlpack(value))
-        return finish(call_native(typed, *tensors))
-
-    fast_call.__name__ = fast_call.__qualname__ = checked.__name__
-    fast_call.__doc__ = checked.__doc__
-    fast_call.__wrapped__ = checked
-    return fast_call
-
-
-def _flat_result(ty):
-    """Reads the typed export's result (a tensor, or an array of the flattened tuple's tensors)."""
-    from_dlpack = np.from_dlpack
-    if isinstance(ty, TensorType):
-        return from_dlpack
-
-    def build(t, items):
-        if isinstance(t, TupleT):
-            return tuple(build(f, items) for f in t.fields)
-        return from_dlpack(next(items))
-
-    return lambda result: build(ty, iter(tuple(result)))
 
 
 SHALLOW_NESTING = 100  # nesting levels the Python-side conversion handles on any thread's stack

@@ -13,7 +13,7 @@ import numpy as np
 from ...errors import EvaluationError
 from ...lir.types import TensorType
 from ...runtime.boundary import aligned
-from ..signature import Converters, type_from_json
+from ..signature import Converters, tensor_fast_path, type_from_json
 
 __all__ = ["make_tir_entry"]
 
@@ -63,14 +63,17 @@ def make_tir_entry(function, info: dict):
     single = isinstance(result_type, TensorType)
     from_dlpack = tvm_ffi.from_dlpack
 
+    def call_native(fn, *tensors):
+        try:
+            return fn(*tensors)
+        except Exception as exc:  # errors raised by TIR asserts or the shim
+            raise EvaluationError(str(exc).strip() or type(exc).__name__) from None
+
     def raw(*args):
         flat: list = []
         for flatten, arg in zip(flatteners, args):
             flatten(arg, flat)
-        try:
-            result = function(*[from_dlpack(_passable(a)) for a in flat])
-        except Exception as exc:  # errors raised by TIR asserts or the shim
-            raise EvaluationError(str(exc).strip() or type(exc).__name__) from None
+        result = call_native(function, *[from_dlpack(_passable(a)) for a in flat])
         items = [result] if single else list(result)
         return rebuild(items, [0])
 
@@ -78,5 +81,7 @@ def make_tir_entry(function, info: dict):
     what = f"@{signature['relay_entry']}({names})"
     # Recursive programs get a big native stack from the library itself (tir_shim.cc).
     entry = Converters({}, lambda fn, *a: fn(*a)).checked(raw, params, result_type, what)
+    if all(isinstance(t, TensorType) for t in params):  # the library's main does not align inputs itself
+        entry = tensor_fast_path(function, params, result_type, entry, call_native, aligned_only=True)
     entry.__transpile_signature__ = signature
     return entry
