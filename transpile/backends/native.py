@@ -1,4 +1,4 @@
-"""Plumbing shared by backends that build native libraries: cache root, C++ compiler, toolchain key, TVM dirs, loading.
+"""Plumbing shared by backends that build native libraries: cache root, C++ compiler, toolchain key, TVM dirs, loading, artifacts.
 
 Nothing here imports TVM at module level; `toolchain_key()` in particular stays cheap (package
 metadata and one `--version` run, cached), since every build's cache key starts with it.
@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
 from ..errors import TranspileError
+from .base import Artifact
 
 __all__ = [
     "cache_root",
@@ -22,6 +25,7 @@ __all__ = [
     "tvm_library_dirs",
     "run_compiler",
     "load_library",
+    "NativeArtifact",
 ]
 
 _loaded: dict = {}  # library path -> tvm runtime Module (a library is loaded once per process)
@@ -123,3 +127,64 @@ def load_library(path: Path):
             raise TranspileError(f"cannot load the native library {key}: {exc}") from None
         _loaded[key] = module
     return module
+
+
+class NativeArtifact(Artifact):
+    """A built native library in a directory with its `info.json` (entry signature, file names).
+
+    Subclasses name their backend, the files an export copies (`exported_files`), the manifest
+    data beside `info` (`manifest_data`) and how the checked callable is made (`make_callable`).
+    """
+
+    backend_name = ""
+
+    def __init__(self, directory: Path, info: dict):
+        super().__init__(self.backend_name, info["entry"])
+        self.directory = Path(directory)
+        self.info = info
+        self._callable = None
+
+    @property
+    def library_path(self) -> Path:
+        return self.directory / self.info["library"]
+
+    @property
+    def module(self):
+        """The loaded TVM runtime module (loaded once per process)."""
+        return load_library(self.library_path)
+
+    def load(self):
+        if self._callable is None:
+            self._callable = self.make_callable()
+        return self._callable
+
+    def make_callable(self):
+        raise NotImplementedError
+
+    def exported_files(self) -> list[str]:
+        return [self.info["library"]]
+
+    def manifest_data(self) -> dict:
+        return {"library": self.info["library"]}
+
+    def write_files(self, directory: Path) -> dict:
+        directory = Path(directory)
+        for name in self.exported_files():
+            shutil.copy2(self.directory / name, directory / name)
+        (directory / "info.json").write_text(json.dumps(self.info, indent=1, sort_keys=True))
+        return {"info": "info.json", **self.manifest_data()}
+
+    @classmethod
+    def from_directory(cls, directory: Path, manifest: dict):
+        data = manifest.get("data") or {}
+        path = Path(directory) / data.get("info", "info.json")
+        try:
+            info = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise TranspileError(f"cannot read {path}: {exc}") from None
+        if not (Path(directory) / info.get("library", "")).is_file():
+            raise TranspileError(f"{directory} has no native library {info.get('library')!r}")
+        return cls(Path(directory), info)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} entry={self.entry!r} library={str(self.library_path)!r}>"

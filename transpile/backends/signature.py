@@ -19,7 +19,15 @@ from ..relay.ty import AnyDim
 from ..runtime import ADTValue, RefValue
 from ..runtime.boundary import ALIGNMENT, ArgumentPath, Mismatch, intake_tensor, shape_fits
 
-__all__ = ["signature_of", "type_to_json", "type_from_json", "needs_big_stack", "Converters", "tensor_fast_path"]
+__all__ = [
+    "signature_of",
+    "type_to_json",
+    "type_from_json",
+    "needs_big_stack",
+    "Converters",
+    "tensor_fast_path",
+    "flat_result_reader",
+]
 
 
 # ---------------------------------------------------------------- signature data (stored in the manifest)
@@ -418,7 +426,7 @@ def tensor_fast_path(typed, params, result_type, checked, call_native, aligned_o
         static = not any(isinstance(d, AnyDim) for d in ty.shape)
         expected.append((np.dtype(ty.dtype), tuple(ty.shape), static))
     arity = len(expected)
-    finish = _flat_result(result_type)
+    finish = flat_result_reader(result_type)
 
     def fast_call(*args, **kwargs):
         if kwargs or len(args) != arity:
@@ -446,7 +454,7 @@ def tensor_fast_path(typed, params, result_type, checked, call_native, aligned_o
     return fast_call
 
 
-def _flat_result(ty):
+def flat_result_reader(ty):
     """Reads the typed export's result (a tensor, or an array of the flattened tuple's tensors)."""
     from_dlpack = np.from_dlpack
     if isinstance(ty, TensorType):

@@ -2,29 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import shutil
-from pathlib import Path
-
-from ...errors import TranspileError
-from ..base import Artifact
-from ..native import load_library
+from ..native import NativeArtifact
 
 __all__ = ["TirArtifact"]
 
 
-class TirArtifact(Artifact):
+class TirArtifact(NativeArtifact):
     """The library directory and its info (entry signature, input names, kernel schedules)."""
 
-    def __init__(self, directory: Path, info: dict):
-        super().__init__("tir", info["entry"])
-        self.directory = Path(directory)
-        self.info = info
-        self._callable = None
-
-    @property
-    def library_path(self) -> Path:
-        return self.directory / self.info["library"]
+    backend_name = "tir"
 
     @property
     def script(self) -> str:
@@ -34,33 +20,15 @@ class TirArtifact(Artifact):
     @property
     def module(self):
         """The loaded TVM runtime module: ["main"](*inputs), W0 functions, every PrimFunc by symbol."""
-        return load_library(self.library_path)
+        return super().module
 
-    def load(self):
-        if self._callable is None:
-            from .boundary import make_tir_entry
+    def make_callable(self):
+        from .boundary import make_tir_entry
 
-            self._callable = make_tir_entry(self.module["main"], self.info)
-        return self._callable
+        return make_tir_entry(self.module["main"], self.info)
 
-    def write_files(self, directory: Path) -> dict:
-        directory = Path(directory)
-        for name in (self.info["library"], self.info["script"], "program.c", "tir_program.h"):
-            shutil.copy2(self.directory / name, directory / name)
-        (directory / "info.json").write_text(json.dumps(self.info, indent=1, sort_keys=True))
-        return {"info": "info.json", "library": self.info["library"], "script": self.info["script"]}
+    def exported_files(self) -> list[str]:
+        return [self.info["library"], self.info["script"], "program.c", "tir_program.h"]
 
-    @classmethod
-    def from_directory(cls, directory: Path, manifest: dict) -> "TirArtifact":
-        data = manifest.get("data") or {}
-        path = Path(directory) / data.get("info", "info.json")
-        try:
-            info = json.loads(path.read_text())
-        except (OSError, ValueError) as exc:
-            raise TranspileError(f"cannot read {path}: {exc}") from None
-        if not (Path(directory) / info.get("library", "")).is_file():
-            raise TranspileError(f"{directory} has no native library {info.get('library')!r}")
-        return cls(Path(directory), info)
-
-    def __repr__(self) -> str:
-        return f"<TirArtifact entry={self.entry!r} library={str(self.library_path)!r}>"
+    def manifest_data(self) -> dict:
+        return {"library": self.info["library"], "script": self.info["script"]}

@@ -13,7 +13,7 @@ import numpy as np
 from ...errors import EvaluationError
 from ...lir.types import TensorType
 from ...runtime.boundary import aligned
-from ..signature import Converters, tensor_fast_path, type_from_json
+from ..signature import Converters, flat_result_reader, tensor_fast_path, type_from_json
 
 __all__ = ["make_tir_entry"]
 
@@ -28,19 +28,6 @@ def _flattener(ty):
             fn(item, out)
 
     return flatten
-
-
-def _rebuilder(ty):
-    if isinstance(ty, TensorType):
-
-        def tensor(items, position):
-            value = items[position[0]]
-            position[0] += 1
-            return np.from_dlpack(value)
-
-        return tensor
-    fields = [_rebuilder(f) for f in ty.fields]
-    return lambda items, position: tuple(fn(items, position) for fn in fields)
 
 
 def _passable(array: np.ndarray) -> np.ndarray:
@@ -59,8 +46,7 @@ def make_tir_entry(function, info: dict):
     params = [type_from_json(p["type"]) for p in signature["params"]]
     result_type = type_from_json(signature["result"])
     flatteners = [_flattener(t) for t in params]
-    rebuild = _rebuilder(result_type)
-    single = isinstance(result_type, TensorType)
+    read_result = flat_result_reader(result_type)
     from_dlpack = tvm_ffi.from_dlpack
 
     def call_native(fn, *tensors):
@@ -73,9 +59,7 @@ def make_tir_entry(function, info: dict):
         flat: list = []
         for flatten, arg in zip(flatteners, args):
             flatten(arg, flat)
-        result = call_native(function, *[from_dlpack(_passable(a)) for a in flat])
-        items = [result] if single else list(result)
-        return rebuild(items, [0])
+        return read_result(call_native(function, *[from_dlpack(_passable(a)) for a in flat]))
 
     names = ", ".join(f"%{p['name']}" for p in signature["params"])
     what = f"@{signature['relay_entry']}({names})"
