@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import struct
 
 import numpy as np
 import pytest
@@ -429,12 +430,19 @@ def test_non_scalar_and_unusual_constants_go_to_the_meta_table():
     body, meta = text.split("\n#[metadata]\n")
     assert "%0 = add(%x, meta[relay.Constant][0]);" in body
     assert "(%0, meta[relay.Constant][1], meta[relay.Constant][2], meta[relay.Constant][0])" in body
-    table = json.loads(meta)
-    assert [e["dtype"] for e in table["relay.Constant"]] == ["float32", "uint8", "float32"]
-    assert table["relay.Constant"][0]["shape"] == [2, 3]
-    data = np.frombuffer(base64.b64decode(table["relay.Constant"][0]["data"]), dtype="float32")
-    np.testing.assert_array_equal(data, np.arange(6, dtype="float32"))
-    assert np.isnan(np.frombuffer(base64.b64decode(table["relay.Constant"][2]["data"]), dtype="float32")[0])
+    table = json.loads(meta)  # TVM's SaveJSON graph: a Map -> Array -> relay.Constant nodes
+    root = table["nodes"][table["root"]]
+    assert root["type_key"] == "Map" and root["keys"] == ["relay.Constant"]
+    constants = [table["nodes"][i] for i in table["nodes"][root["data"][0]]["data"]]
+    assert [c["attrs"]["data"] for c in constants] == ["0", "1", "2"]
+    records = [base64.b64decode(b) for b in table["b64ndarrays"]]
+    # magic, reserved, device (1, 0), ndim, dtype (code, bits, lanes): float32, uint8, float32
+    heads = [struct.unpack_from("<QQiiiBBH", r) for r in records]
+    assert [h[4:] for h in heads] == [(2, 2, 32, 1), (0, 1, 8, 1), (0, 2, 32, 1)]
+    assert struct.unpack_from("<qqq", records[0], 32) == (2, 3, 24)
+    np.testing.assert_array_equal(np.frombuffer(records[0][56:], dtype="<f4"), np.arange(6, dtype="float32"))
+    assert records[1][-1:] == bytes([5])
+    assert np.isnan(np.frombuffer(records[2][-4:], dtype="<f4")[0])
 
 
 def test_meta_section_omitted_on_request():

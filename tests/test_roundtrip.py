@@ -267,7 +267,7 @@ def test_empty_module_and_metadata_only_module():
     mod = IRModule()
     mod["main"] = Function([], const(np.arange(4, dtype="int64")))
     text = astext(mod)
-    assert json.loads(text.split("#[metadata]\n")[1])["relay.Constant"][0]["shape"] == [4]
+    assert len(json.loads(text.split("#[metadata]\n")[1])["b64ndarrays"]) == 1
     roundtrip_module(mod)
 
 

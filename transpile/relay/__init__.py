@@ -64,6 +64,10 @@ from .typing import infer_type, infer_type_expr
 from . import transform
 from .prelude import Prelude
 from .interpreter import evaluate
+from .ndarray_format import WeightsFormatError
+from .params import load_param_dict, load_params, save_param_dict, save_params
+from .bind import ParamsBindingError, bind, bind_params_by_name
+from . import build_module
 
 # Equality helpers under their historical tvm.relay names.
 equal = structural_equal

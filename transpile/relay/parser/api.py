@@ -34,8 +34,9 @@ def parse(src: str, source_name: str = "from_string", init_module=None, init_met
 
     With `init_module`, the result is a new module holding the initial module's functions, types and
     constructors plus the new definitions, which may reference them. The caller's module is not changed.
-    `init_meta_table` maps kinds to lists (`{"relay.Constant": [Constant, ...]}`); without it, a trailing
-    `#[metadata]` section of the text provides the table.
+    A trailing `#[metadata]` section (TVM's SaveJSON meta table, as `astext(show_meta_data=True)` writes
+    it) provides the values of `meta[kind][i]` references. `init_meta_table` maps kinds to lists
+    (`{"relay.Constant": [Constant or array, ...]}`); as in TVM, its entries follow the section's.
     """
     _check_source(src, source_name)
     return _run("parse_module_text", src, source_name, init_module, init_meta_table)

@@ -7,10 +7,10 @@ from ..expr import Constructor, GlobalVar, TypeData
 from ..module import IRModule
 from ..ty import GlobalTypeVar, TypeKind
 from .exprs import ExprParser
-from .meta import MetaTable, decode_metadata
+from .meta import MetaTable, decode_metadata, merge_meta_tables
 from .patterns import PatternParser
 from .stream import TokenStream
-from .tokens import EOF, GLOBAL, IDENT, METADATA, VERSION, Token, describe
+from .tokens import EOF, GLOBAL, IDENT, META, METADATA, VERSION, Token, describe
 from .types import TypeParser
 
 __all__ = ["Parser"]
@@ -44,10 +44,8 @@ class Parser(TokenStream, TypeParser, ExprParser, PatternParser):
                     self.constructors[ctor.name_hint] = ctor
             for name, gtv in init_module.extern_types.items():
                 self.type_globals[name] = gtv
-        table = init_meta_table
-        if table is None:
-            table = self.read_metadata_section()
-        self.meta = MetaTable(table)
+        table = merge_meta_tables(self.read_metadata_section(), init_meta_table)
+        self.meta = MetaTable(table, self.meta_references())
 
     # ----- helpers used by the mixins -----------------------------------------------------------
     def op_def(self, name: str):
@@ -66,6 +64,15 @@ class Parser(TokenStream, TypeParser, ExprParser, PatternParser):
                 self._registry_available = False
         self._op_defs[name] = opdef
         return opdef
+
+    def meta_references(self) -> dict[str, int]:
+        """kind -> 1 + the highest `meta[kind][i]` index in the text (to say how much a missing table holds)."""
+        counts: dict[str, int] = {}
+        for tok in self.tokens:
+            if tok.kind == META:
+                kind, index = tok.value
+                counts[kind] = max(counts.get(kind, 0), index + 1)
+        return counts
 
     def read_metadata_section(self):
         for tok in reversed(self.tokens[-2:]):

@@ -1,9 +1,9 @@
 """Relay text printer: modules and expressions in text format 0.0.5, as TVM's `astext()` wrote them.
 
-`astext(obj)` prints a module (header, type definitions, `def`s, then a `#[metadata]` JSON table
-holding non-scalar constants) or a standalone expression (`free_var` declarations first); the
-result re-parses to a structurally equal object. `astext_node` is the short form used by repr(),
-`type_to_text` the form used in error messages.
+`astext(obj)` prints a module (header, type definitions, `def`s, then a `#[metadata]` section holding
+non-scalar constants in TVM's SaveJSON format, see metadata.py) or a standalone expression (`free_var`
+declarations first); the result re-parses to a structurally equal object. `astext_node` is the short
+form used by repr(), `type_to_text` the form used in error messages.
 """
 
 from __future__ import annotations

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import json
 import math
 from collections.abc import Mapping
 
@@ -90,30 +88,10 @@ class MetaTable:
         return bool(self.constants or self.ref_sizes)
 
     def section_parts(self) -> list[str]:
-        """The JSON table our parser reads back after `#[metadata]`, as pieces to join once.
+        """The JSON after `#[metadata]`, in TVM's SaveJSON format, as pieces to join once."""
+        from .metadata import metadata_section_parts
 
-        Tables of real models reach hundreds of megabytes: the pieces are formatted by hand
-        (base64 needs no JSON escaping) so the data is copied as few times as possible.
-        """
-        parts = ["{\n"]
-        groups = []
-        if self.constants:
-            group = ['  "relay.Constant": [\n']
-            for i, constant in enumerate(self.constants):
-                data = constant.data if constant.data.flags.c_contiguous else np.ascontiguousarray(constant.data)
-                encoded = base64.b64encode(data.reshape(-1).view(np.uint8)).decode("ascii")
-                shape = json.dumps(list(data.shape))
-                group += [f'    {{"dtype": "{data.dtype.name}", "shape": {shape}, "data": "', encoded, '"}']
-                group.append(",\n" if i + 1 < len(self.constants) else "\n")
-            group.append("  ]")
-            groups.append(group)
-        for kind in sorted(self.ref_sizes):
-            groups.append([f"  {json.dumps(kind)}: " + json.dumps([None] * self.ref_sizes[kind])])
-        for i, group in enumerate(groups):
-            parts += group
-            parts.append(",\n" if i + 1 < len(groups) else "\n")
-        parts.append("}")
-        return parts
+        return metadata_section_parts(self.constants, self.ref_sizes)
 
     def section(self) -> str:
         return "".join(self.section_parts())
