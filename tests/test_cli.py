@@ -172,3 +172,99 @@ def test_build_exports_an_artifact_that_loads(tmp_path, capsys):
 def test_unknown_backend_is_a_clean_error(capsys):
     code, _, err = run_cli(capsys, "run", "-b", "nope", str(EXAMPLES / "quickstart.rly"), "1", "[1.0, 2.0, 3.0, 4.0]")
     assert code == 1 and "nope" in err and "python" in err
+
+
+# ----- weights: --params FILE (.npz or TVM's param-dict format) -------------------------------------------
+
+TVM_TEXTS = Path(__file__).resolve().parent / "data" / "tvm_metadata"
+
+
+def test_run_with_params_file_in_either_format(tmp_path, capsys):
+    from transpile import relay
+
+    v = np.array([1.0, 2.0, 3.0, 4.0], "float32")
+    for name in ("v.npz", "v.params"):
+        relay.save_params({"v": v}, tmp_path / name)
+        params = str(tmp_path / name)
+        code, out, err = run_cli(capsys, "run", str(EXAMPLES / "quickstart.rly"), "--params", params, "10")
+        assert code == 0, err
+        assert out.strip() == "(385, 25.0)"
+
+
+def test_run_a_tvm_model_with_its_weights(tmp_path, capsys):
+    from transpile import relay
+
+    rng = np.random.default_rng(3)
+    x, weight, bias = (rng.standard_normal(s).astype("float32") for s in ((3, 5), (4, 5), (5,)))
+    relay.save_params({"weight": weight, "in_bias": bias}, tmp_path / "w.params")
+    np.save(tmp_path / "x.npy", x)
+    model = str(TVM_TEXTS / "tvm012_dense.relay")
+    for backend in ("interpreter", "python"):
+        out_file = tmp_path / f"{backend}.npy"
+        weights, inputs = str(tmp_path / "w.params"), str(tmp_path / "x.npy")
+        code, _, err = run_cli(capsys, "run", "-b", backend, model, "--params", weights, inputs, "-o", str(out_file))
+        assert code == 0, err
+        multiply = relay.parse((TVM_TEXTS / "tvm012_dense.relay").read_text())["main"].body.args[0].args[0].args[0]
+        expected = (np.maximum(x * multiply.args[1].data, 0) + bias) @ weight.T
+        np.testing.assert_allclose(np.load(out_file), expected, rtol=1e-5)
+
+
+def test_check_emit_and_build_take_params(tmp_path, capsys):
+    import transpile
+    from transpile import relay
+
+    v = np.array([1.0, 2.0, 3.0, 5.0], "float32")
+    relay.save_params({"v": v}, tmp_path / "v.npz")
+    quickstart = str(EXAMPLES / "quickstart.rly")
+    code, out, err = run_cli(capsys, "check", "--no-types", quickstart, "--params", str(tmp_path / "v.npz"))
+    assert code == 0, err
+    assert "def @main(%n: int32) -> (int32, float32) {" in out and "\n#[metadata]\n" in out
+    reparsed = relay.parse(out)["main"].body.fields[1].args[0].args[0]  # mean(multiply(v, cast(n)))
+    np.testing.assert_array_equal(reparsed.data, v)  # the weights are in the printed section
+    code, out, err = run_cli(capsys, "emit", "-b", "python", quickstart, "--params", str(tmp_path / "v.npz"))
+    assert code == 0, err
+    assert "def main(n):" in out
+    art = str(tmp_path / "art")
+    code, _, err = run_cli(capsys, "build", "-b", "python", quickstart, "--params", str(tmp_path / "v.npz"), "-o", art)
+    assert code == 0, err
+    total, mean = transpile.load(tmp_path / "art")(np.int32(2))
+    assert int(total) == 5 and float(mean) == 5.5
+
+
+def test_missing_metadata_says_how_to_supply_the_constants(tmp_path, capsys):
+    from transpile import relay
+
+    model = tmp_path / "no_meta.relay"
+    model.write_text(
+        '#[version = "0.0.5"]\ndef @main(%x: Tensor[(2), float32]) {\n'
+        "  %0 = add(%x, meta[relay.Constant][0]);\n  multiply(%0, meta[relay.Constant][1])\n}\n"
+    )
+    code, _, err = run_cli(capsys, "run", str(model), "[1.0, 2.0]")
+    assert code == 1
+    uses = "the program uses 2 relay.Constant values (meta[relay.Constant][0] to meta[relay.Constant][1])"
+    assert f"{model}:3:16: {uses}" in err
+    assert "--params FILE" in err and "entries are named meta[relay.Constant][0], meta[relay.Constant][1], ..." in err
+    constants = {"meta[relay.Constant][0]": np.ones(2, "float32"), "meta[relay.Constant][1]": np.float32([2, 3])}
+    relay.save_params(constants, tmp_path / "consts.npz")
+    code, out, err = run_cli(capsys, "run", str(model), "--params", str(tmp_path / "consts.npz"), "[1.0, 2.0]")
+    assert code == 0, err
+    assert out.strip() == "[4., 9.]"
+
+
+def test_params_errors_and_warnings(tmp_path, capsys):
+    from transpile import relay
+
+    quickstart = str(EXAMPLES / "quickstart.rly")
+    relay.save_params({"v": np.ones(3, "float32")}, tmp_path / "short.npz")
+    code, _, err = run_cli(capsys, "run", quickstart, "--params", str(tmp_path / "short.npz"), "1")
+    assert code == 1
+    assert err.strip() == (
+        "error: the value for parameter %v of @main has shape (3,), but the parameter is declared Tensor[(4), float32]"
+    )
+    relay.save_params({"v": np.ones(4, "float32"), "vv": np.ones(1)}, tmp_path / "extra.npz")
+    code, out, err = run_cli(capsys, "run", quickstart, "--params", str(tmp_path / "extra.npz"), "2")
+    assert code == 0 and out.strip() == "(5, 2.0)"
+    assert "warning: params 'vv' match no parameter of @main and are ignored (its parameters: %n, %v)" in err
+    (tmp_path / "bad.params").write_bytes(b"\xb7\x9c\x04\x05O\x8d\xe5\xf7" + b"\0" * 4)
+    code, _, err = run_cli(capsys, "check", quickstart, "--params", str(tmp_path / "bad.params"))
+    assert code == 1 and "bad.params: truncated at byte 8 while reading the reserved field" in err

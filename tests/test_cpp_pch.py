@@ -47,10 +47,10 @@ def test_a_damaged_precompiled_header_changes_nothing(tmp_path, monkeypatch):
 
     monkeypatch.setattr(build, "_build_precompiled_header", damaged)
     commands = []
-    real = build.run_compiler
-    monkeypatch.setattr(build, "run_compiler", lambda args, what: (commands.append(args), real(args, what))[1])
+    real = build.start_compiler
+    monkeypatch.setattr(build, "start_compiler", lambda args, what: (commands.append(args), real(args, what))[1])
     mod = relay.parse('#[version = "0.0.5"]\ndef @main(%x: int32) -> int32 { %x * 7 + 1 }')
     run = transpile.compile(mod, backend=CppBackend())
     assert int(run(np.int32(6))) == 43
-    (library_build,) = commands
+    (library_build,) = commands  # the program's C++ (compiled apart from the link)
     assert f"-I{build.precompiled_header_dir()}" in library_build  # offered to g++, which declined it

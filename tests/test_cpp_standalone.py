@@ -180,6 +180,21 @@ def test_cnn_bundle_builds_without_tvm(cnn_bundle):
     names = {p.relative_to(bundle.directory).as_posix() for p in bundle.directory.rglob("*") if p.is_file()}
     assert set(bundle.manifest["files"]) <= names
     assert {"Makefile", "README.txt", "program.cc", "kernels.c", "main.h", "libmain.so", "libmain.a"} <= names
+
+
+def test_cnn_bundle_weights_are_data(cnn_bundle):
+    """The weights travel as weights.bin (linked by the assembler), never as C++ literals."""
+    bundle, weights, _ = cnn_bundle
+    blob = (bundle.directory / "weights.bin").read_bytes()
+    assert "weights.s" in bundle.manifest["files"] and "weights.bin" in bundle.manifest["files"]
+    source = (bundle.directory / "program.cc").read_text()
+    assert "transpile_weights + 0" in source and "0x" not in source
+    for w in weights:  # each weight's bytes sit in the blob at a 64-byte aligned offset
+        raw = np.ascontiguousarray(w).tobytes()
+        offset = blob.find(raw)
+        assert offset >= 0 and offset % 64 == 0
+    symbols = subprocess.run(["nm", str(bundle.directory / "weights.o")], capture_output=True, text=True).stdout
+    assert "transpile_weights" in symbols
     manifest = json.loads((bundle.directory / MANIFEST).read_text())
     assert manifest["inputs"] == [{"name": "x", "shape": [1, 1, 28, 28], "dtype": "float32"}]
     assert manifest["outputs"] == [{"name": "output0", "shape": [1, 10], "dtype": "float32"}]

@@ -223,3 +223,160 @@ def @main(%n: int64) -> int64 { @sum(%n) }
 """
     n = 1_000_000  # far deeper than an 8 MiB thread stack allows
     assert int(transpile.compile(relay.parse(src), backend="tir")(n)) == n * (n + 1) // 2
+
+
+# ----- kernels called more than once (issue 9) --------------------------------------------------
+
+TWICE = """#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 4), float32], %w1: Tensor[(4, 4), float32], %w2: Tensor[(4, 4), float32]) {
+  nn.relu(nn.dense(nn.relu(nn.dense(%x, %w1, units=4)), %w2, units=4))
+}
+"""
+
+
+def test_one_kernel_called_twice():
+    mod = relay.parse(TWICE)
+    text = transpile.emit(mod, backend="tir")
+    assert text.count('T.call_cpacked("fused_dense_relu"') == 2  # both layers share one kernel
+    rng = np.random.default_rng(3)
+    x, w1, w2 = (rng.standard_normal(s).astype("float32") for s in ((2, 4), (4, 4), (4, 4)))
+    expected = np.maximum(np.maximum(x @ w1.T, 0) @ w2.T, 0)
+    np.testing.assert_allclose(transpile.compile(mod, backend="tir")(x, w1, w2), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_kernel_calls_take_every_name_llvm_gave_a_repeated_declaration():
+    from transpile.backends.tir.symbols import kernel_calls
+
+    symbols = {"fused_add", "fused_add.49", "fused_add.1.2", "fused_add_1", "TVMBackendAllocWorkspace"}
+    assert kernel_calls(symbols, {"fused_add", "fused_mul"}) == {
+        "fused_add": "fused_add",
+        "fused_add.1.2": "fused_add",
+        "fused_add.49": "fused_add",
+    }
+
+
+def test_undefined_symbols_of_an_object(tmp_path):
+    from transpile.backends import native
+    from transpile.backends.tir.symbols import undefined_symbols
+
+    (tmp_path / "a.c").write_text("int k(int); int g(int x) { return k(x) + 1; }\n")
+    native.run_compiler([native.cxx(), "-x", "c", "-c", str(tmp_path / "a.c"), "-o", str(tmp_path / "a.o")], "cc")
+    assert undefined_symbols(tmp_path / "a.o") == {"k"}
+    with pytest.raises(transpile.TranspileError, match="not an ELF object"):
+        undefined_symbols(tmp_path / "a.c")
+
+
+def test_an_unresolved_kernel_call_fails_the_build_not_the_process(tmp_path, monkeypatch):
+    from transpile.backends.tir import symbols
+
+    monkeypatch.setenv("TRANSPILE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(symbols, "kernel_calls", lambda names, kernels: {})  # forwarders forgotten
+    with pytest.raises(transpile.TranspileError, match="fused_dense_relu"):
+        transpile.build(relay.parse(TWICE), backend="tir")
+
+
+def test_a_library_missing_a_symbol_fails_to_load_with_a_transpile_error(tmp_path):
+    from transpile.backends import native
+    from transpile.backends.tir.build import LINK_CHECKS
+
+    # Linked like a tir library minus -z defs: without -z now, loading would succeed and the
+    # first call of the missing function would kill the process (the dynamic linker's exit 127).
+    (tmp_path / "m.c").write_text(
+        "int transpile_test_missing(void); int f(void) { return transpile_test_missing(); }\n"
+    )
+    lib = tmp_path / "libm_test.so"
+    flags = [f for f in LINK_CHECKS if "defs" not in f]
+    native.run_compiler(
+        [native.cxx(), "-x", "c", "-shared", "-fPIC", str(tmp_path / "m.c"), "-o", str(lib), *flags], "cc"
+    )
+    with pytest.raises(transpile.TranspileError, match="transpile_test_missing"):
+        native.load_library(lib)
+
+
+# ----- weights: one blob, linked from binary data ------------------------------------------------
+
+CONSTANTS = """#[version = "0.0.5"]
+def @layer(%x: Tensor[(2, 4), float32]) -> Tensor[(2, 3), float32] {
+  nn.bias_add(nn.dense(%x, meta[relay.Constant][0], units=3), meta[relay.Constant][1])
+}
+def @main(%x: Tensor[(2, 4), float32]) {
+  (@layer(%x), meta[relay.Constant][1])
+}
+"""
+
+
+def _constants_module():
+    w = np.arange(12, dtype="float32").reshape(3, 4) / 7
+    b = np.array([0.5, -1.0, 2.0], "float32")
+    mod = relay.parse(CONSTANTS, init_meta_table={"relay.Constant": [relay.const(w), relay.const(b)]})
+    return mod, w, b
+
+
+def test_constants_are_one_blob_passed_as_one_buffer(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRANSPILE_CACHE_DIR", str(tmp_path / "cache"))
+    import tvm
+
+    mod, w, b = _constants_module()
+    text = transpile.emit(mod, backend="tir")
+    module = tvm.script.from_source(text)
+    tvm.ir.assert_structural_equal(module, tvm.script.from_source(module.script()))
+    assert text.count('weights: T.Buffer((128,), "uint8")') == 2  # @layer and main; 48 + 12 bytes, 64-aligned
+    assert "T.handle_add_byte_offset(weights.data, 64)" in text
+    artifact = transpile.build(mod, backend="tir")
+    assert artifact.info["weights_bytes"] == 128
+    files = sorted(p.name for p in artifact.directory.iterdir())
+    assert not [name for name in files if name.endswith((".bin", ".s", ".o"))], files
+    program = (artifact.directory / "program.c").read_text()
+    assert ".incbin" not in program and str(tmp_path) not in program
+    x = np.linspace(-1, 1, 8, dtype="float32").reshape(2, 4)
+    got = artifact.load()(x)
+    np.testing.assert_allclose(got[0], x @ w.T + b, rtol=1e-5)
+    np.testing.assert_array_equal(got[1], b)  # a constant copied out of the blob
+
+
+def test_builds_in_a_cache_dir_whose_path_has_quotes_and_spaces(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRANSPILE_CACHE_DIR", str(tmp_path / "we\"ird \\ dir's cache"))
+    mod, w, b = _constants_module()
+    x = np.ones((2, 4), "float32")
+    np.testing.assert_allclose(transpile.compile(mod, backend="tir")(x)[0], x @ w.T + b, rtol=1e-5)
+
+
+# ----- cache and progress ---------------------------------------------------------------------------
+
+
+def test_a_build_reports_its_stages(tmp_path, monkeypatch):
+    from transpile import progress
+
+    monkeypatch.setenv("TRANSPILE_CACHE_DIR", str(tmp_path / "cache"))
+    ended = []
+    with progress.listen(lambda event: ended.append(event.name) if event.kind == "end" else None):
+        transpile.build(relay.parse(TWICE), backend="tir")
+    assert {"pipeline", "lower to TIR", "kernels: lower and schedule", "tvm.compile", "link"} <= set(ended)
+
+
+def test_a_hit_in_a_fresh_process_lowers_nothing_and_imports_no_tvm(tmp_path, monkeypatch):
+    import os
+    import subprocess
+    import sys
+
+    from transpile.kernels.digest import compiler_digest
+
+    monkeypatch.setenv("TRANSPILE_CACHE_DIR", str(tmp_path / "cache"))
+    compiler_digest.cache_clear()  # the key hashes the package's code as it is now, as the child's will
+    mod, _, _ = _constants_module()
+    first = transpile.build(mod, backend="tir")
+    script = f"""
+import sys, numpy as np
+sys.path.insert(0, {os.path.dirname(__file__)!r})
+from test_tir_backend import _constants_module
+import transpile
+artifact = transpile.build(_constants_module()[0], backend="tir")
+heavy = [m for m in ("tvm", "transpile.pipeline", "transpile.backends.tir.lowering", "transpile.backends.tir.build")
+         if m in sys.modules]
+print("DIR", artifact.directory)
+print("HEAVY", heavy)
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=os.environ, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert f"DIR {first.directory}" in proc.stdout
+    assert "HEAVY []" in proc.stdout, proc.stdout

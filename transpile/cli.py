@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_source_options(emit)
     _add_backend_options(emit, default=None)
     emit.add_argument("-o", "--output", help="write to this file instead of standard output")
+    _add_progress_options(emit)
 
     build = commands.add_parser("build", help="build FILE with a backend and export the artifact")
     _add_source_options(build)
@@ -49,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="cpp only: write a source bundle (C++, C kernels, Makefile) that builds with only g++, no TVM",
     )
+    _add_progress_options(build)
 
     run = commands.add_parser("run", help="run a function of FILE (default backend: the reference interpreter)")
     _add_source_options(run)
@@ -60,12 +62,44 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ARG",
         help="arguments: .npy files or Python literals (3, 2.5, True, [[1, 2], [3, 4]])",
     )
+    _add_progress_options(run)
+
+    cache = commands.add_parser("cache", help="the native build cache: `cache info`, `cache clear [--backend NAME]`")
+    cache_commands = cache.add_subparsers(dest="cache_command", required=True, metavar="ACTION")
+    cache_commands.add_parser("info", help="where the cache is, entries and size per backend, the size limit")
+    clear = cache_commands.add_parser("clear", help="remove cached libraries (all, or one backend's)")
+    clear.add_argument("--backend", help="only this backend's entries (cpp, tir, pch)")
     return parser
+
+
+def _add_progress_options(sub: argparse.ArgumentParser) -> None:
+    shown = sub.add_mutually_exclusive_group()
+    shown.add_argument("-q", "--quiet", action="store_true", help="no progress display")
+    shown.add_argument(
+        "-v", "--verbose", action="store_true", help="print each build stage as it ends and a table of stage times"
+    )
+
+
+def _progress_display(opts):
+    """Live progress on a terminal (stderr) unless --quiet; --verbose prints stage times."""
+    import contextlib
+
+    from . import progress
+
+    if getattr(opts, "quiet", False) or not hasattr(opts, "quiet"):
+        return contextlib.nullcontext()
+    return progress.terminal(sys.stderr, verbose=opts.verbose)
 
 
 def _add_source_options(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("file", help="Relay text file (format 0.0.5)")
     sub.add_argument("--prelude", action="store_true", help="make the Relay Prelude (List, Option, map, ...) available")
+    sub.add_argument(
+        "--params",
+        metavar="FILE",
+        help="weights for the entry function's parameters, by name: an .npz or TVM parameter file "
+        "(save_param_dict); entries named meta[relay.Constant][i] supply a text's meta constants",
+    )
     sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show Python tracebacks on errors")
 
 
@@ -81,20 +115,62 @@ def _add_backend_options(sub: argparse.ArgumentParser, default) -> None:
     sub.add_argument("--entry", default="main", help="global function to compile (default: main)")
 
 
-def _load_module(path: str, with_prelude: bool):
+_META_REMEDY = (
+    "pass them with --params FILE, an .npz or TVM parameter file whose entries are named "
+    "meta[relay.Constant][0], meta[relay.Constant][1], ..., or re-export the module from TVM with "
+    "mod.astext(show_meta_data=True)"
+)
+
+
+def _load_module(path: str, with_prelude: bool, params_file: str | None = None, entry: str = "main"):
+    from . import progress
+
+    with progress.stage("load"):
+        return _read_module(path, with_prelude, params_file, entry)
+
+
+def _read_module(path: str, with_prelude: bool, params_file: str | None, entry: str):
+    """The typed module of the Relay file `path` (with the Prelude and --params weights if asked)."""
     from . import relay
+    from .relay.parser.meta import MissingMetadataError
 
     source_path = Path(path)
     try:
         text = source_path.read_text(encoding="utf-8")
     except OSError as exc:
         raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
+    meta_table, params = None, {}
+    if params_file is not None:
+        from .relay.params import load_params, split_meta_entries
+
+        meta_table, params = split_meta_entries(load_params(params_file))
     init = None
     if with_prelude:
         init = relay.IRModule()
         relay.Prelude(init)
-    mod = relay.parse(text, source_name=str(source_path), init_module=init)
+    try:
+        mod = relay.parse(text, source_name=str(source_path), init_module=init, init_meta_table=meta_table or None)
+    except MissingMetadataError as exc:
+        raise MissingMetadataError(exc.kind, exc.count, exc.span, remedy=_META_REMEDY) from None
+    if params:
+        mod = _bind_params(mod, params, entry, path)
     return relay.transform.InferType()(mod), init
+
+
+def _bind_params(mod, params: dict, entry: str, path: str):
+    """`mod` with `entry`'s parameters named in the --params file bound; unmatched names are warned about."""
+    import warnings
+
+    from .relay.bind import bind_params_in_module
+
+    if entry not in mod:
+        raise CliError(f"{path} has no function @{entry}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        bound = bind_params_in_module(mod, params, entry=entry)
+    for warning in caught:
+        print(f"warning: {warning.message}", file=sys.stderr)
+    return bound
 
 
 def _user_part(mod, init):
@@ -116,7 +192,7 @@ def _user_part(mod, init):
 def _cmd_check(opts) -> int:
     from .relay.printer import astext
 
-    mod, init = _load_module(opts.file, opts.prelude)
+    mod, init = _load_module(opts.file, opts.prelude, opts.params, getattr(opts, "entry", "main"))
     print(astext(_user_part(mod, init), show_types=not opts.no_types), end="")
     return 0
 
@@ -157,6 +233,18 @@ def _format_value(value) -> str:
     return repr(value)
 
 
+def _cmd_cache(opts) -> int:
+    from . import cache
+
+    if opts.cache_command == "info":
+        print(cache.info().format(), end="")
+        return 0
+    removed = cache.clear(backend=opts.backend)
+    where = f"{cache.root()}/{opts.backend}" if opts.backend else str(cache.root())
+    print(f"removed {removed} {'entry' if removed == 1 else 'entries'} from {where}")
+    return 0
+
+
 def _cmd_backends(opts) -> int:
     from .backends import format_backend_table
 
@@ -175,7 +263,7 @@ def _write_or_print(text: str, output: str | None) -> None:
 
 
 def _cmd_emit(opts) -> int:
-    mod, _ = _load_module(opts.file, opts.prelude)
+    mod, _ = _load_module(opts.file, opts.prelude, opts.params, getattr(opts, "entry", "main"))
     if opts.backend == "lir":
         from .lir import print_program
         from .pipeline import lower_to_lir
@@ -196,7 +284,7 @@ def _cmd_build(opts) -> int:
 
     if opts.standalone:
         return _build_standalone(opts)
-    mod, _ = _load_module(opts.file, opts.prelude)
+    mod, _ = _load_module(opts.file, opts.prelude, opts.params, getattr(opts, "entry", "main"))
     artifact = build(mod, backend=opts.backend, entry=opts.entry)
     directory = artifact.export(opts.output)
     print(f"built {opts.file} with backend '{opts.backend}' into {directory}")
@@ -208,7 +296,7 @@ def _build_standalone(opts) -> int:
         raise CliError(f"--standalone needs the cpp backend (-b cpp), not '{opts.backend}'")
     from .backends.cpp.standalone import build_bundle
 
-    mod, _ = _load_module(opts.file, opts.prelude)
+    mod, _ = _load_module(opts.file, opts.prelude, opts.params, getattr(opts, "entry", "main"))
     if opts.entry not in mod:
         raise CliError(f"{opts.file} has no function @{opts.entry}")
     bundle = build_bundle(mod, opts.output, entry=opts.entry)
@@ -217,7 +305,7 @@ def _build_standalone(opts) -> int:
 
 
 def _cmd_run(opts) -> int:
-    mod, _ = _load_module(opts.file, opts.prelude)
+    mod, _ = _load_module(opts.file, opts.prelude, opts.params, getattr(opts, "entry", "main"))
     if opts.entry not in mod:
         raise CliError(f"{opts.file} has no function @{opts.entry}")
     params = mod[opts.entry].params
@@ -243,6 +331,7 @@ _COMMANDS = {
     "emit": _cmd_emit,
     "build": _cmd_build,
     "run": _cmd_run,
+    "cache": _cmd_cache,
 }
 
 
@@ -256,7 +345,8 @@ def main(argv=None) -> int:
         opts.args = list(opts.args) + leftovers
     debug = getattr(opts, "debug", False)
     try:
-        return _COMMANDS[opts.command](opts)
+        with _progress_display(opts):
+            return _COMMANDS[opts.command](opts)
     except TranspileError as exc:
         if debug:
             traceback.print_exc()
@@ -265,6 +355,11 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`transpile run ... | head`): nothing left to say
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 141
     except Exception as exc:  # a bug in transpile itself: say so, keep the trace behind --debug
         if debug:
             traceback.print_exc()

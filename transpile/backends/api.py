@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from .. import progress
 from ..errors import TranspileError
 from .base import CONSUMES_RELAY, Artifact, Backend, read_manifest
 from .features import check_supported
@@ -51,14 +52,22 @@ def _as_module(target, mod, entry: str):
     )
 
 
-def prepare(target, mod=None, *, backend=DEFAULT_BACKEND, entry: str = "main"):
-    """(backend instance, type-checked module, entry), after checking the backend supports the program."""
+def prepare(target, mod=None, *, backend=DEFAULT_BACKEND, entry: str = "main", params=None):
+    """(backend instance, type-checked module, entry), after checking the backend supports the program.
+
+    `params` ({name: array}) first binds `entry`'s parameters of those names to constants, as TVM's
+    bind_params_by_name did; the compiled function then takes only the remaining parameters.
+    """
     from ..relay.transform import InferType
 
     selected = _select(backend)
     module, entry = _as_module(target, mod, entry)
     if entry not in module:
         raise TranspileError(f"the module has no function @{entry}")
+    if params:
+        from ..relay.bind import bind_params_in_module
+
+        module = bind_params_in_module(module, params, entry=entry)
     typed = InferType()(module)
     check_supported(selected, typed, entry)
     return selected, typed, entry
@@ -92,14 +101,32 @@ def _lower(backend: Backend, typed, entry: str, options: dict):
     return lower_to_lir(typed, entry=entry, options=requested or None)
 
 
+def _source_key(backend: Backend, typed, entry: str, options: dict) -> str | None:
+    """The build-cache key of a backend that caches builds (one overriding `cached_build`), else None."""
+    if type(backend).cached_build is Backend.cached_build:
+        return None
+    from .buildkey import source_key
+
+    identity = getattr(backend, "cache_identity", lambda: "")()
+    return source_key(backend.name, typed, entry, options, identity)
+
+
 def build(target, mod=None, *, backend=DEFAULT_BACKEND, entry: str = "main", **options) -> Artifact:
     """Compile `entry` of the program with `backend` into an Artifact (load() / export(path))."""
-    selected, typed, entry = prepare(target, mod, backend=backend, entry=entry)
+    params = options.pop("params", None)  # {name: array} bound to constants before anything else
+    selected, typed, entry = prepare(target, mod, backend=backend, entry=entry, params=params)
     if selected.consumes == CONSUMES_RELAY:
         artifact = selected.build(typed, entry=entry, **options)
     else:
         options = dict(options)
-        program = _lower(selected, typed, entry, options)
+        key = _source_key(selected, typed, entry, options)
+        if key is not None:
+            cached = selected.cached_build(key)
+            if cached is not None:
+                return cached
+            options["source_key"] = key
+        with progress.stage("pipeline"):
+            program = _lower(selected, typed, entry, options)
         artifact = selected.build(program, **options)
     if not isinstance(artifact, Artifact):
         raise TranspileError(
@@ -110,7 +137,8 @@ def build(target, mod=None, *, backend=DEFAULT_BACKEND, entry: str = "main", **o
 
 def emit(target, mod=None, *, backend=DEFAULT_BACKEND, entry: str = "main", **options) -> str:
     """The source `backend` generates for the program, as text."""
-    selected, typed, entry = prepare(target, mod, backend=backend, entry=entry)
+    params = options.pop("params", None)  # {name: array} bound to constants before anything else
+    selected, typed, entry = prepare(target, mod, backend=backend, entry=entry, params=params)
     if selected.consumes == CONSUMES_RELAY:
         return selected.emit(typed, entry=entry, **options)
     options = dict(options)
@@ -123,6 +151,7 @@ def compile(target, mod=None, *, backend=DEFAULT_BACKEND, entry: str = "main", *
 
     `target` is an IRModule, a relay.Function (with an optional module it may call into), or a
     GlobalVar with its module. Arguments and results follow DESIGN.md's value conventions.
+    `params={name: array}` binds those parameters of `entry` to constants (see `prepare`).
     """
     return build(target, mod, backend=backend, entry=entry, **options).load()
 

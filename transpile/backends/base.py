@@ -91,6 +91,12 @@ class Backend:
     - `pipeline_options`: knobs of the shared pipeline the backend asks for (fields of
       transpile.pipeline.PipelineOptions, e.g. {"fuse": False}); users may pass the same names
       as options of compile/emit/build, which then go to the pipeline, not to the backend.
+
+    Backends with a build cache (the native ones) also implement `cached_build(key)`: the
+    framework computes `key` from the typed Relay module before lowering (see
+    transpile.backends.buildkey), asks `cached_build(key)` first and, on a miss, passes
+    `source_key=key` to `build` so the result is stored under it. A hit then costs no lowering
+    and no code generation.
     """
 
     name: str = ""
@@ -107,6 +113,10 @@ class Backend:
     def build(self, program, **options) -> "Artifact":
         """Compile `program` into an Artifact."""
         raise NotImplementedError(f"backend {self.name!r} does not implement build")
+
+    def cached_build(self, key: str) -> "Artifact | None":
+        """The artifact built earlier under the source key `key`, or None (default: no cache)."""
+        return None
 
     def load_artifact(self, directory: Path, manifest: dict) -> "Artifact":
         """Re-create an Artifact this backend exported to `directory` (see the module docstring)."""

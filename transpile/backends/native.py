@@ -26,9 +26,10 @@ __all__ = [
     "run_compiler",
     "load_library",
     "NativeArtifact",
+    "cached_entry",
 ]
 
-_loaded: dict = {}  # library path -> tvm runtime Module (a library is loaded once per process)
+_loaded: dict = {}  # library path -> tvm_ffi Module (a library is loaded once per process)
 
 
 def cache_root() -> Path:
@@ -107,22 +108,74 @@ def tvm_library_dirs() -> list[str]:
     return [str(_site_package("tvm_ffi") / "lib"), str(_site_package("tvm") / "lib")]
 
 
-def run_compiler(args: list[str], what: str) -> None:
+def run_compiler(args: list[str], what: str, cwd: Path | None = None) -> None:
     """Runs a compiler command; a failure is a TranspileError carrying the end of its stderr."""
-    proc = subprocess.run(args, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise TranspileError(f"{what} failed ({' '.join(args[:3])} ...):\n{proc.stderr[-4000:]}")
+    CompilerJob(args, what, cwd=cwd).wait()
+
+
+class CompilerJob:
+    """A compiler command running in the background; `wait()` raises like `run_compiler` on failure."""
+
+    def __init__(self, args: list[str], what: str, cwd: Path | None = None):
+        import tempfile
+
+        self.args, self.what = args, what
+        self._stderr = tempfile.TemporaryFile()  # a pipe could fill up and stall the compiler
+        try:
+            self._proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=self._stderr, cwd=cwd)
+        except OSError as exc:
+            self._stderr.close()
+            raise TranspileError(f"{what} failed: cannot run {args[0]}: {exc.strerror or exc}") from None
+
+    def wait(self) -> None:
+        code = self._proc.wait()
+        self._stderr.seek(0)
+        errors = self._stderr.read().decode("utf-8", "replace")
+        self._stderr.close()
+        if code != 0:
+            raise TranspileError(f"{self.what} failed ({' '.join(self.args[:3])} ...):\n{errors[-4000:]}")
+
+    def kill(self) -> None:
+        """Stops the command if it still runs (a failure elsewhere made its output useless)."""
+        if self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
+        if not self._stderr.closed:
+            self._stderr.close()
+
+
+def cached_entry(backend_name: str, key: str) -> tuple[Path, dict] | None:
+    """(directory, info) of the finished cache entry `<cache>/<backend_name>/<key>`, or None.
+
+    A hit marks the entry used (least-recently-used eviction spares it)."""
+    directory = cache_root() / backend_name / key
+    try:
+        info = json.loads((directory / "info.json").read_text())
+    except (OSError, ValueError):
+        return None  # missing, or damaged: the caller rebuilds
+    from .. import cache
+
+    if not cache.touch(directory):  # evicted since it was read: rebuild (a touched entry is spared)
+        return None
+    return directory, info
 
 
 def load_library(path: Path):
-    """`tvm.runtime.load_module(path)` (it also wires the kernels' parallel runtime), cached."""
+    """The library as a TVM-FFI module (`tvm_ffi.load_module`), loaded once per process.
+
+    Not `tvm.runtime.load_module`: `import tvm` takes 0.75 s (~3 s with torch installed) that a
+    cache hit must not pay, and nothing more is needed — the library fills in its kernels' runtime
+    pointers itself (cpp: transpile_rt.h) and tvm_ffi's loader fills those of any library too."""
+    from . import runtime_libs
+
     key = str(Path(path).resolve())
     module = _loaded.get(key)
     if module is None:
-        import tvm
+        import tvm_ffi
 
+        runtime_libs.preload()  # its NEEDED runtime resolves to the wheels', not to copies beside it
         try:
-            module = tvm.runtime.load_module(key)
+            module = tvm_ffi.load_module(key)
         except Exception as exc:
             raise TranspileError(f"cannot load the native library {key}: {exc}") from None
         _loaded[key] = module
@@ -150,7 +203,7 @@ class NativeArtifact(Artifact):
 
     @property
     def module(self):
-        """The loaded TVM runtime module (loaded once per process)."""
+        """The loaded TVM-FFI module (loaded once per process, without importing tvm)."""
         return load_library(self.library_path)
 
     def load(self):
@@ -171,8 +224,12 @@ class NativeArtifact(Artifact):
         directory = Path(directory)
         for name in self.exported_files():
             shutil.copy2(self.directory / name, directory / name)
+        from . import runtime_libs
+
+        # The TVM runtime in lib/, found through the library's $ORIGIN RUNPATH: the directory runs anywhere.
+        runtime = runtime_libs.copy_bundled(self.directory, directory)
         (directory / "info.json").write_text(json.dumps(self.info, indent=1, sort_keys=True))
-        return {"info": "info.json", **self.manifest_data()}
+        return {"info": "info.json", **self.manifest_data(), "runtime_libraries": runtime}
 
     @classmethod
     def from_directory(cls, directory: Path, manifest: dict):

@@ -52,15 +52,19 @@ def _lowered_module(kernels, target, schedule: bool):
 
     from .schedules import choose_schedule
 
+    from .. import progress
+
     functions, kinds = {}, {}
-    for kernel in kernels:
-        func = lower_kernel(kernel, schedule=False)
-        if schedule:
-            mod, kinds[kernel.name] = choose_schedule(func, kernel, target)
-            func = mod[kernel.name]
-        else:
-            kinds[kernel.name] = "none"
-        functions[kernel.name] = func
+    with progress.stage("kernels: lower and schedule", total=len(kernels)) as stage:
+        for kernel in kernels:
+            func = lower_kernel(kernel, schedule=False)
+            if schedule:
+                mod, kinds[kernel.name] = choose_schedule(func, kernel, target)
+                func = mod[kernel.name]
+            else:
+                kinds[kernel.name] = "none"
+            functions[kernel.name] = func
+            stage.advance(1, detail=kernel.name)
     return tvm.IRModule(functions), kinds
 
 
@@ -82,10 +86,13 @@ def build_kernels(kernels, out_dir, target=None, schedule: bool = True, c_source
     library = KernelLibrary(object_path=None, target=target)
     if not kernels:
         return library
+    from .. import progress
+
     mod, library.schedules = _lowered_module(kernels, target, schedule)
-    executable = tvm.compile(mod, target=target)
     library.object_path = out_dir / OBJECT_NAME
-    executable.mod.write_to_file(str(library.object_path))
+    with progress.stage(f"kernels: LLVM ({len(kernels)} kernels)"):
+        executable = tvm.compile(mod, target=target)
+        executable.mod.write_to_file(str(library.object_path))  # machine code is emitted here
     library.module = executable.mod
     library.symbols = {k.name: symbol_of(k.name) for k in kernels}
     if c_source:

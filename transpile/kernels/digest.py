@@ -35,3 +35,17 @@ def _python_sources(root: Path) -> list[Path]:
 def kernel_compiler_digest() -> str:
     """The kernel compiler (transpile/kernels) and the operator registry with its TE lowerings."""
     return source_files_digest(_python_sources(_PACKAGE / "kernels") + _python_sources(_PACKAGE / "relay" / "op"))
+
+
+@functools.lru_cache(maxsize=None)
+def compiler_digest() -> str:
+    """Everything in the package that shapes a build: passes, backends, runtimes, kernels, registry.
+
+    Part of build keys taken before lowering, when no generated code exists yet to hash."""
+    suffixes = {".py", ".h", ".c", ".cc", ".rly"}
+    paths = [
+        p
+        for p in sorted(_PACKAGE.rglob("*"))
+        if p.suffix in suffixes and "__pycache__" not in p.parts and "testing" not in p.relative_to(_PACKAGE).parts
+    ]
+    return source_files_digest(paths)

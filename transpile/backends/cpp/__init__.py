@@ -65,7 +65,21 @@ class CppBackend(Backend):
         options = _checked(options)
         return generate(program, verify=options.get("verify", True)).source
 
-    def build(self, program, **options) -> CppArtifact:
+    def cache_identity(self) -> str:
+        """What besides the program and the compiler's code decides a library: the toolchain."""
+        from .. import native
+
+        return native.toolchain_key()
+
+    def cached_build(self, key: str) -> CppArtifact | None:
+        from .. import native
+
+        hit = native.cached_entry("cpp", key)
+        return CppArtifact(*hit) if hit else None
+
+    def build(self, program, source_key: str | None = None, **options) -> CppArtifact:
+        """Builds (or finds in the cache) the library of `program`; `source_key` is the framework's
+        key taken before lowering (see Backend.cached_build), else a key is taken from the code."""
         from ...lir import print_program
         from ...relay.deep import run_deep
         from .build import build_library
@@ -80,6 +94,7 @@ class CppBackend(Backend):
             program.entry,
             _signature_info(program, generated),
             {"schedule": options.get("schedule", True)},
+            source_key=source_key,
         )
         return CppArtifact(result.directory, result.info)
 

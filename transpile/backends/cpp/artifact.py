@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
-from ..native import NativeArtifact
+from ..native import NativeArtifact, tvm_include_dirs
 
 __all__ = ["CppArtifact"]
 
@@ -25,7 +26,7 @@ class CppArtifact(NativeArtifact):
 
     @property
     def module(self):
-        """The loaded TVM runtime module: ["transpile_call"], ["<entry>"], W0 functions."""
+        """The loaded TVM-FFI module: ["transpile_call"], ["<entry>"], W0 functions."""
         return super().module
 
     def make_callable(self):
@@ -46,3 +47,50 @@ class CppArtifact(NativeArtifact):
 
     def manifest_data(self) -> dict:
         return {"library": self.info["library"], "header": self.info.get("header")}
+
+    def write_files(self, directory: Path) -> dict:
+        data = super().write_files(directory)
+        if self.info.get("header"):  # a tensor entry: the C API, usable with `-I<directory>` alone
+            data["c_headers"] = [self.info["header"], *copy_c_headers(Path(directory))]
+            (Path(directory) / "README.txt").write_text(c_api_readme(self.info), encoding="utf-8")
+            data["readme"] = "README.txt"
+        return data
+
+
+C_HEADERS = ("dlpack/dlpack.h",)  # what the generated <entry>.h includes beyond the C library
+
+
+def copy_c_headers(directory: Path) -> list[str]:
+    """The headers the C API's header includes, from the wheels' include directories, under `directory`."""
+    copied = []
+    for name in C_HEADERS:
+        source = next(Path(d) / name for d in tvm_include_dirs() if (Path(d) / name).is_file())
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, directory / name)
+        copied.append(name)
+    return copied
+
+
+def c_api_readme(info: dict) -> str:
+    """How to use an exported library from C: the API, the exact compile and link line, where the runtime is."""
+    stem, prefix, header = info["export_name"], info["c_prefix"], info["header"]
+    signature = info["signature"]
+    params = ", ".join(f"%{p['name']}" for p in signature["params"])
+    return f"""lib{stem}.so: @{signature["relay_entry"]}({params}) compiled by transpile (cpp backend)
+
+C API, declared in {header} (argument and result shapes and dtypes are listed there):
+  int {prefix}_run(const DLTensor* const* inputs, DLTensor** outputs);   /* 0, or -1 on error */
+  const char* transpile_last_error(void);
+Outputs are allocated by the caller; inputs need not be aligned.
+
+Compile and link a C program against this directory (DIR: its absolute path):
+  gcc -std=c99 your_program.c -IDIR -LDIR -l{stem} -Wl,-rpath,DIR -o your_program
+or, for a program that moves along with DIR, -Wl,-rpath,'$ORIGIN/<path from the program to DIR>'.
+lib{stem}.so finds the TVM runtime it needs in lib/ (libtvm_runtime.so, libtvm_ffi.so, from
+apache-tvm and apache-tvm-ffi, Apache-2.0) through its RUNPATH $ORIGIN/lib, so move the directory
+as a whole. Kernels use every CPU unless TVM_NUM_THREADS says otherwise.
+
+From Python: transpile.load(DIR). (It loads the installed TVM runtime before lib{stem}.so; a
+tvm_ffi.load_module of lib{stem}.so done before `import tvm` would instead load the copies in lib/,
+and a later `import tvm` would then abort on a second TVM runtime.)
+"""

@@ -20,7 +20,7 @@ from ...lir.types import AdtT, ClosureT, RefT, TensorType, TupleT
 from ...runtime import ADTValue, RefValue
 from ...runtime.boundary import aligned
 from ..signature import Converters, tensor_fast_path, type_from_json
-from .codegen.types import is_cpp_scalar
+from .scalars import is_cpp_scalar
 
 __all__ = ["Marshaller", "make_native_entry"]
 

@@ -1,7 +1,8 @@
 """Building the native library: kernels through TVM, the generated C++ through g++, one content-addressed cache.
 
 Cache layout: `<cache>/cpp/<key>/` holds `lib<entry>.so`, `<entry>.cpp`, `<entry>.h` (tensor
-entries) and `info.json`. The key hashes the LIR program text (kernel bodies included), the
+entries), `info.json` and `lib/` (symlinks to the TVM runtime, found through the library's
+RUNPATH `$ORIGIN/lib`; see runtime_libs). The key hashes the LIR program text (kernel bodies included), the
 generated C++, the runtime header, the options and the tool versions (g++, apache-tvm,
 apache-tvm-ffi, transpile, host CPU), and is computed before anything is compiled, so a hit runs
 neither TVM nor g++. A build happens in a temporary directory renamed into place with one
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from ...errors import TranspileError
 from ...kernels.digest import kernel_compiler_digest, source_files_digest
-from .. import native
+from .. import native, runtime_libs
 
 __all__ = [
     "build_library",
@@ -206,21 +207,93 @@ def _build_kernels(kernels, out_dir: Path, schedule: bool):
     return build_kernels(kernels, str(out_dir), schedule=schedule)
 
 
-def run_compiler(args: list[str], what: str) -> None:
+def run_compiler(args: list[str], what: str, cwd: Path | None = None) -> None:
     global compile_count
     compile_count += 1
-    native.run_compiler(args, what)
+    native.run_compiler(args, what, cwd=cwd)
 
 
-def build_library(generated, lir_text: str, entry: str, signature_info: dict, options: dict) -> BuildResult:
-    """The cached library of a generated program (built now on a miss)."""
+def start_compiler(args: list[str], what: str, cwd: Path | None = None) -> "native.CompilerJob":
+    """Starts a compiler command in the background (it runs while TVM compiles the kernels)."""
+    global compile_count
+    compile_count += 1
+    return native.CompilerJob(args, what, cwd=cwd)
+
+
+class ProgramCompile:
+    """Compiles the generated C++ to an object on a background thread (precompiling the runtime header first if needed)."""
+
+    def __init__(self, source: Path, output: Path):
+        import threading
+
+        self._job = None
+        self._error = None
+        self._cancelled = False
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, args=(source, output), daemon=True)
+        self._thread.start()
+
+    def _run(self, source: Path, output: Path) -> None:
+        try:
+            pch = precompiled_header_dir()
+            includes = [f"-I{d}" for d in ([pch] if pch else []) + include_dirs()]
+            with self._lock:
+                if self._cancelled:
+                    return
+                self._job = start_compiler(
+                    [native.cxx(), *CXX_FLAGS, "-c", "-o", str(output), str(source), *includes],
+                    "compiling the generated C++",
+                )
+            self._job.wait()
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            self._error = exc
+
+    def wait(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+    def cancel(self) -> None:
+        """Stops the compiler if it still runs (a failure elsewhere made its output useless)."""
+        with self._lock:
+            self._cancelled = True
+            if self._job is not None:
+                self._job.kill()
+
+
+def weights_object(constants, layout, work: Path) -> Path | None:
+    """weights.o: the constants' bytes, placed by the assembler (never parsed as C++); None without any."""
+    from ..weights import BLOB_NAME, incbin_assembly, write_blob
+    from .codegen import WEIGHTS_SYMBOL
+
+    if not layout:
+        return None
+    write_blob(constants, layout, work / BLOB_NAME)
+    (work / "weights.s").write_text(incbin_assembly(WEIGHTS_SYMBOL, BLOB_NAME))
+    run_compiler([native.cxx(), "-c", "-x", "assembler", "weights.s", "-o", "weights.o"], "assembling the weights", cwd=work)
+    (work / BLOB_NAME).unlink()  # the object holds the bytes now
+    return work / "weights.o"
+
+
+def build_library(
+    generated, lir_text: str, entry: str, signature_info: dict, options: dict, source_key: str | None = None
+) -> BuildResult:
+    """The cached library of a generated program (built now on a miss).
+
+    `source_key`: the framework's key taken from the Relay module before lowering; without it the
+    key comes from the generated code and the weights' bytes."""
+    from ... import cache, progress
+    from ..weights import weights_digest
+
     root = native.cache_root() / "cpp"
-    key = cache_key(lir_text, generated.source, options)
+    key = source_key or cache_key(lir_text, generated.source + weights_digest(generated.weights), options)
     final = root / key
     info_path = final / "info.json"
     if info_path.is_file():
         try:
-            return BuildResult(final, json.loads(info_path.read_text()), cached=True)
+            result = BuildResult(final, json.loads(info_path.read_text()), cached=True)
+            if cache.touch(final):  # False: evicted since the check; rebuilt below
+                return result
         except (OSError, ValueError):
             pass  # a damaged entry: rebuild below
     root.mkdir(parents=True, exist_ok=True)
@@ -231,24 +304,35 @@ def build_library(generated, lir_text: str, entry: str, signature_info: dict, op
         (work / source_name).write_text(generated.source, encoding="utf-8")
         for name in RUNTIME_HEADERS:
             shutil.copy(RUNTIME_DIR / name, work / name)
-        objects = []
-        if generated.extern_kernels:
-            lib = _build_kernels(generated.extern_kernels, work, options.get("schedule", True))
-            objects.append(str(lib.object_path))
         header_name = None
         if generated.header is not None:
             header_name = f"{stem}.h"
             (work / header_name).write_text(generated.header, encoding="utf-8")
+        # The program's C++ compiles (after the runtime header is precompiled, once per toolchain)
+        # while TVM builds the kernels: the two big steps share the machine's cores.
+        program_job = ProgramCompile(work / source_name, work / "program.o")
+        try:
+            objects = [str(work / "program.o")]
+            weights = weights_object(generated.weights, generated.weights_layout, work)
+            if weights is not None:
+                objects.append(str(weights))
+            if generated.extern_kernels:
+                lib = _build_kernels(generated.extern_kernels, work, options.get("schedule", True))
+                objects.append(str(lib.object_path))
+            with progress.stage("C++ compile"):
+                program_job.wait()
+        finally:
+            program_job.cancel()
         # -Bsymbolic: kernel symbols (__tvm_ffi_fused_add...) bind inside this library even when another
         # program's library with the same kernel names was loaded into the process before.
-        link = ["-Wl,-Bsymbolic"]
-        for d in library_dirs():
-            link += [f"-L{d}", f"-Wl,-rpath,{d}"]
-        args = [native.cxx(), *CXX_FLAGS, "-shared", "-o", str(work / library_name), str(work / source_name)]
-        pch = precompiled_header_dir()
-        args += [f"-I{d}" for d in ([pch] if pch else []) + include_dirs()]
-        args += objects + link + ["-ltvm_runtime", "-ltvm_ffi"]
-        run_compiler(args, "compiling the generated C++")
+        # RUNPATH $ORIGIN/lib (no path into the build's environment); lib/ links to the wheels' runtime.
+        runtime_libs.link_into(work)
+        link = ["-Wl,-Bsymbolic", *runtime_libs.link_flags()]
+        with progress.stage("link"):
+            args = [native.cxx(), "-shared", "-fPIC", "-o", str(work / library_name), *objects]
+            run_compiler(args + link + ["-ltvm_runtime", "-ltvm_ffi"], "linking the library")
+        for leftover in ("program.o", "weights.o", "weights.s", "kernels.o"):
+            (work / leftover).unlink(missing_ok=True)
         info = {
             "library": library_name,
             "source": source_name,
@@ -258,6 +342,7 @@ def build_library(generated, lir_text: str, entry: str, signature_info: dict, op
             "c_prefix": generated.c_prefix,
             "tensor_entry": generated.tensor_entry,
             "key": key,
+            "weights_bytes": generated.weights_layout.size,
             **signature_info,
         }
         (work / "info.json").write_text(json.dumps(info, indent=1, sort_keys=True))
@@ -268,6 +353,7 @@ def build_library(generated, lir_text: str, entry: str, signature_info: dict, op
                 raise
         else:
             work = None
+        cache.evict(keep=[final])
         return BuildResult(final, json.loads(info_path.read_text()), cached=False)
     finally:
         if work is not None:

@@ -7,7 +7,9 @@ library (`tvm.runtime.load_module(path)`) has `main(*inputs)` returning the resu
 array of the flattened result tensors) like the cpp backend, the W0 interface
 (`set_input(index or name, tensor)`, `run()`, `get_output(index)`, `get_num_inputs`,
 `get_num_outputs`, `get_input_index`) and the public PrimFuncs under their symbols (`tir_main`:
-inputs, constants, outputs; packed kernels by kernel name). Constants are embedded in the library.
+inputs, the weights blob when the program has constants, outputs; packed kernels by kernel name).
+Constants are one 64-byte aligned blob linked into the library from binary data (backends/weights.py).
+Builds are cached under the framework's source key (`cached_build`), so a hit lowers nothing.
 Options: `verify` (check the LIR first, default True), `schedule` (schedule kernels, default True).
 
 Supported: tensors (static shapes) and tuples of tensors, `if` on scalars, calls between global
@@ -63,15 +65,33 @@ class TirBackend(Backend):
         lowered = lower_program(_verified(program, options), schedule=options.get("schedule", True))
         return lowered.module.script()
 
-    def build(self, program, **options) -> TirArtifact:
+    def cache_identity(self) -> str:
+        """What besides the program and the compiler's code decides a library: the toolchain."""
+        from .. import native
+
+        return native.toolchain_key()
+
+    def cached_build(self, key: str) -> TirArtifact | None:
+        from .. import native
+
+        hit = native.cached_entry("tir", key)
+        return TirArtifact(*hit) if hit else None
+
+    def build(self, program, source_key: str | None = None, **options) -> TirArtifact:
+        """Builds (or finds in the cache) the library of `program`; `source_key` is the framework's
+        key taken before lowering (see Backend.cached_build), else a key is taken from the LIR."""
         from ...lir import print_program
+        from ...relay.deep import run_deep
         from ..signature import signature_of
         from .build import build_library
 
         options = _checked(dict(options))
         _verified(program, options)
         signature = signature_of(program, "main")
-        result = build_library(program, print_program(program), signature, {"schedule": options.get("schedule", True)})
+        lir_text = None if source_key else run_deep(print_program, program)
+        result = build_library(
+            program, lir_text, signature, {"schedule": options.get("schedule", True)}, source_key=source_key
+        )
         return TirArtifact(result.directory, result.info)
 
     def load_artifact(self, directory: Path, manifest: dict) -> TirArtifact:

@@ -1,12 +1,17 @@
-"""Building a tir library: tvm.compile of the IRModule, a plain-C program description, the generic shim, one link.
+"""Building a tir library: tvm.compile, the weights blob, a plain-C program description, the generic shim, one link.
 
 Cache layout: `<cache>/tir/<key>/` holds `lib<entry>.so`, `<entry>.tir.py` (the TVMScript),
-`program.c` and `info.json`; `<cache>/tir/shim-<hash>.o` is the generic shim (tir_shim.cc),
-compiled once per toolchain. The key hashes the LIR program text, the options, the toolchain
-(native.toolchain_key: g++, apache-tvm, apache-tvm-ffi, transpile, host CPU) and the
-sources that shape the library (this backend's lowering and shim, the shared kernel compiler,
-the memory planner), so a hit lowers and compiles nothing.
-Builds happen in a temporary directory renamed into place (concurrent builds are safe).
+`program.c`, `info.json` and `lib/` (symlinks to the TVM runtime, see runtime_libs);
+`<cache>/tir/shim-<hash>.o` is the generic shim (tir_shim.cc), compiled once per toolchain. The
+key is the framework's source key, taken from the Relay module before lowering (see
+Backend.cached_build), or else hashes the LIR program text, the weights' bytes, the options, the
+toolchain (native.toolchain_key) and the sources that shape the library; either way a hit lowers
+and compiles nothing.
+
+A build happens in a private temporary directory renamed into place with one `os.replace`, so
+concurrent builds of the same key are safe (the loser discards its copy). Everything a build
+writes stays in that directory and is named relative to it: the weights blob is assembled with
+the directory as working directory, and deleted only after its own assembler finished.
 """
 
 from __future__ import annotations
@@ -18,15 +23,18 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
+from ... import cache, progress
 from ...kernels.digest import kernel_compiler_digest, source_files_digest
-from .. import native
+from .. import native, runtime_libs
 
 __all__ = ["build_library", "BuildResult", "program_c", "compile_count"]
 
 RUNTIME_DIR = Path(__file__).parent / "runtime"
 CXX_FLAGS = ["-std=c++17", "-O2", "-fPIC", "-w"]
+WEIGHTS_SYMBOL = "transpile_weights"  # hidden: every library has its own
+# An undefined symbol is a link error (-z defs), and a library binds every symbol when loaded
+# (-z now): a missing one can fail a build or a load, never a call that kills the process.
+LINK_CHECKS = ["-Wl,-z,defs", "-Wl,-z,now"]
 
 compile_count = 0  # tvm.compile runs in this process (tests check that a cache hit runs none)
 
@@ -51,40 +59,74 @@ def _sources_digest() -> str:
     return source_files_digest(paths) + kernel_compiler_digest()
 
 
-def cache_key(lir_text: str, options: dict, constants=()) -> str:
-    """The library's cache key; `constants` are the program's ConstDefs (the LIR text only counts them)."""
+def cache_key(lir_text: str, options: dict, weights: str = "") -> str:
+    """The library's key from the LIR (when the framework gave no source key); `weights` is the
+    constants' weights_digest (the LIR text only names them)."""
     digest = hashlib.sha256()
     toolchain = native.toolchain_key()
-    for part in ("transpile-tir-v1", toolchain, _sources_digest(), json.dumps(options, sort_keys=True), lir_text):
+    parts = ("transpile-tir-v2", toolchain, _sources_digest(), json.dumps(options, sort_keys=True), lir_text, weights)
+    for part in parts:
         digest.update(part.encode("utf-8"))
         digest.update(b"\0")
-    for const in constants:
-        value = np.ascontiguousarray(const.value)
-        digest.update(f"{const.name}:{value.dtype.str}:{value.shape}".encode())
-        digest.update(value.tobytes())
     return digest.hexdigest()[:32]
 
 
-def shim_object(root: Path) -> Path:
-    """The compiled generic shim (built on first use, then shared by every library)."""
-    digest = hashlib.sha256(native.toolchain_key().encode())
-    for name in ("tir_shim.cc", "tir_program.h"):
-        digest.update((RUNTIME_DIR / name).read_bytes())
-    path = root / f"shim-{digest.hexdigest()[:24]}.o"
-    if path.is_file():
-        return path
-    root.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(suffix=".o", dir=root)
-    os.close(fd)
-    try:
-        args = [native.cxx(), *CXX_FLAGS, "-c", str(RUNTIME_DIR / "tir_shim.cc"), "-o", tmp]
+class ShimObject:
+    """The compiled generic shim, shared by every library: found in `root`, or compiled by g++ in
+    the background (a few seconds, while TVM compiles the program) and installed by rename."""
+
+    def __init__(self, root: Path):
+        digest = hashlib.sha256(native.toolchain_key().encode())
+        for name in ("tir_shim.cc", "tir_program.h"):
+            digest.update((RUNTIME_DIR / name).read_bytes())
+        self.root = root
+        self.path = root / f"shim-{digest.hexdigest()[:24]}.o"
+        self.job = self.tmp = None
+        if not self.path.is_file():
+            self._start()
+
+    def _start(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd, self.tmp = tempfile.mkstemp(suffix=".o", dir=self.root)
+        os.close(fd)
+        args = [native.cxx(), *CXX_FLAGS, "-c", str(RUNTIME_DIR / "tir_shim.cc"), "-o", self.tmp]
         args += [f"-I{d}" for d in native.tvm_include_dirs()] + [f"-I{RUNTIME_DIR}"]
-        native.run_compiler(args, "compiling the tir shim")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return path
+        try:
+            self.job = native.CompilerJob(args, "compiling the tir shim")
+        except BaseException:
+            self.close()
+            raise
+
+    def wait(self) -> Path:
+        """The object's path, once compiled (again, if `transpile cache clear` took it meanwhile)."""
+        if self.job is None and not self.path.is_file():
+            self._start()
+        if self.job is not None:
+            try:
+                self.job.wait()
+                os.replace(self.tmp, self.path)  # atomic: concurrent builds install the same bytes
+            finally:
+                self.close()
+        return self.path
+
+    def place_in(self, work: Path) -> Path:
+        """A private link to the object in `work`: what another process does to the shared one
+        (`transpile cache clear`) cannot reach a build using it."""
+        private = work / "shim.o"
+        try:
+            os.link(self.wait(), private)
+        except OSError:  # no hard links here
+            shutil.copy(self.wait(), private)
+        return private
+
+    def close(self) -> None:
+        """Stops a compile still running (the build failed) and removes its temporary file."""
+        if self.job is not None:
+            self.job.kill()
+            self.job = None
+        if self.tmp is not None and os.path.exists(self.tmp):
+            os.remove(self.tmp)
+        self.tmp = None
 
 
 _DL_CODES = {"int": 0, "uint": 1, "float": 2, "bfloat": 4}
@@ -103,19 +145,27 @@ def _c_string(text: str) -> str:
     return json.dumps(text)  # a JSON string literal is a valid C string literal for our names
 
 
-def program_c(lowered, relay_entry: str, work: Path, single_output: bool, big_stack: bool) -> str:
-    """The plain-C description of the program (constants embedded with .incbin from files in `work`)."""
+def _forwarders(calls: dict) -> list[str]:
+    """C functions named (by asm label) after each kernel-call symbol of the callers' object, jumping
+    to the kernel's FFI symbol; see symbols.py for why a kernel is called under several names."""
+    lines = []
+    for kernel in sorted(set(calls.values())):
+        lines.append(f"extern int __tvm_ffi_{kernel}(void*, const void*, int32_t, void*);")
+    for i, (symbol, kernel) in enumerate(calls.items()):
+        name = f"transpile_tir_call_{i}"
+        lines += [
+            f'__attribute__((visibility("hidden"))) int {name}(void*, const void*, int32_t, void*) __asm__({_c_string(symbol)});',
+            f"int {name}(void* s, const void* a, int32_t n, void* r) {{ return __tvm_ffi_{kernel}(s, a, n, r); }}",
+        ]
+    return lines
+
+
+def program_c(lowered, relay_entry: str, single_output: bool, big_stack: bool, calls: dict) -> str:
+    """The plain-C description of the program: its tensors, the weights blob (WEIGHTS_SYMBOL, linked
+    from weights.o) as the one constant, and forwarders for the kernel calls `calls` (symbol -> kernel)."""
     lines = ["/* Generated by transpile (tir backend); do not edit. */", '#include "tir_program.h"', ""]
     lines.append(f"extern int __tvm_ffi_{lowered.entry_symbol}(void*, const void*, int32_t, void*);")
-    # Kernels are compiled apart from their callers (see _compilation_units), where
-    # T.call_cpacked("k", ...) calls the plain symbol `k`: forward it to the kernel's FFI symbol.
-    for kernel in sorted(lowered.packed_kernels):
-        lines += [
-            f"extern int __tvm_ffi_{kernel}(void*, const void*, int32_t, void*);",
-            f'__attribute__((visibility("hidden"))) int {kernel}(void* s, const void* a, int32_t n, void* r) {{',
-            f"  return __tvm_ffi_{kernel}(s, a, n, r);",
-            "}",
-        ]
+    lines += _forwarders(calls)
 
     def table(kind: str, items) -> str:
         if not items:
@@ -130,25 +180,12 @@ def program_c(lowered, relay_entry: str, work: Path, single_output: bool, big_st
         lines.append("};")
         return kind
 
+    from ...lir.types import TensorType
+
     consts = []
-    for i, const in enumerate(lowered.constants):
-        blob = (work / f"const_{i}.bin").resolve()
-        value = np.ascontiguousarray(const.value)
-        if value.dtype.byteorder == ">":
-            value = value.astype(value.dtype.newbyteorder("<"))
-        blob.write_bytes(value.tobytes() or b"\0")
-        path = json.dumps(str(blob))[1:-1]  # C-escaped
-        symbol = f"transpile_tir_const_{i}"
-        lines += [
-            "__asm__(",
-            '  ".section .rodata.transpile_tir,\\"a\\"\\n"',
-            '  ".balign 64\\n"',
-            f'  "{symbol}:\\n"',
-            f'  ".incbin \\"{path}\\"\\n"',
-            '  ".previous\\n");',
-            f"extern char {symbol}[];",
-        ]
-        consts.append((const.name, const.type, f"(void*){symbol}"))
+    if lowered.weights:
+        lines.append(f'extern __attribute__((visibility("hidden"))) const unsigned char {WEIGHTS_SYMBOL}[];')
+        consts.append(("weights", TensorType((lowered.weights_layout.size,), "uint8"), f"(void*){WEIGHTS_SYMBOL}"))
     inputs = table("inputs", [(n, t, "0") for n, t in zip(lowered.input_names, lowered.input_types)])
     constants = table("constants", consts)
     outputs = table("outputs", [(f"output{i}", t, "0") for i, t in enumerate(lowered.output_types)])
@@ -157,7 +194,7 @@ def program_c(lowered, relay_entry: str, work: Path, single_output: bool, big_st
         "const TirProgram transpile_tir_program = {",
         f"  {_c_string(relay_entry)},",
         f"  {len(lowered.input_types)}, {inputs},",
-        f"  {len(lowered.constants)}, {constants},",
+        f"  {len(consts)}, {constants},",
         f"  {len(lowered.output_types)}, {outputs},",
         f"  {1 if single_output else 0},",
         f"  {1 if big_stack else 0},",
@@ -172,8 +209,8 @@ def _compilation_units(lowered) -> list:
     """The IRModule split in two for tvm.compile: packed kernels alone, then everything else.
 
     Compiled in one LLVM module with the functions calling them, the big kernels ran about 2x
-    slower (measured on a 64x784x256 dense); the units are linked into one library, where
-    `T.call_cpacked` finds the kernels by symbol."""
+    slower (measured on a 64x784x256 dense, again in 2026-11: 350 vs 800 us); the units are
+    linked into one library, where the callers' kernel calls are resolved by symbol (program_c)."""
     import tvm
 
     kernels, rest = {}, {}
@@ -183,75 +220,128 @@ def _compilation_units(lowered) -> list:
     return [tvm.IRModule(part) for part in (kernels, rest) if part]
 
 
-def build_library(program, lir_text: str, signature: dict, options: dict) -> BuildResult:
-    """The cached library of `program` (lowered, compiled and linked now on a miss)."""
+def _compile_units(lowered, work: Path) -> tuple[list[str], dict]:
+    """tvm.compile of each unit into an object in `work`; returns the objects and the kernel calls
+    they make (symbol -> kernel, see symbols.py)."""
     global compile_count
     import tvm
 
     from ...kernels.target import host_target
-    from ...kernels.threads import configure_threads
+    from .symbols import kernel_calls, undefined_symbols
+
+    target = host_target()
+    units = _compilation_units(lowered)
+    objects, calls = [], {}
+    # One after the other: TVM compiles no faster in parallel threads (measured on MobileNet v2's
+    # units, 2 cores: wall time unchanged, CPU time under one core).
+    with progress.stage("tvm.compile", total=len(units)) as stage:
+        for index, unit in enumerate(units):
+            stage.advance(0, detail=f"unit {index + 1}: {len(unit.functions)} PrimFuncs")
+            compile_count += 1
+            path = work / f"program{index}.o"
+            tvm.compile(unit, target=target).mod.write_to_file(str(path))
+            objects.append(str(path))
+            calls.update(kernel_calls(undefined_symbols(path), lowered.packed_kernels))
+            stage.advance(1)
+    return objects, calls
+
+
+def weights_object(lowered, work: Path) -> list[str]:
+    """[weights.o]: the constants blob, written into `work` and assembled there from its relative
+    name (no path is quoted into any source); [] when the entry takes no constants."""
+    from ..weights import BLOB_NAME, incbin_assembly, write_blob
+
+    if not lowered.weights:
+        return []
+    write_blob(lowered.weights, lowered.weights_layout, work / BLOB_NAME)
+    (work / "weights.s").write_text(incbin_assembly(WEIGHTS_SYMBOL, BLOB_NAME))
+    args = [native.cxx(), "-c", "-x", "assembler", "weights.s", "-o", "weights.o"]
+    native.run_compiler(args, "assembling the tir weights", cwd=work)
+    (work / BLOB_NAME).unlink()  # the object holds the bytes now
+    return [str(work / "weights.o")]
+
+
+def _link(work: Path, library_name: str, objects: list[str], shim: ShimObject) -> None:
+    """program.c, the compiled units, the weights and the shim into `work/library_name`."""
+    shutil.copy(RUNTIME_DIR / "tir_program.h", work / "tir_program.h")
+    # RUNPATH $ORIGIN/lib (no path into the build's environment); lib/ links to the wheels' runtime.
+    runtime_libs.link_into(work)
+    link = ["-Wl,-Bsymbolic", *LINK_CHECKS, *runtime_libs.link_flags()]
+    args = [native.cxx(), "-shared", "-fPIC", "-O1", "-x", "c", str(work / "program.c"), "-x", "none"]
+    objects = objects + [str(shim.place_in(work))]
+    args += objects + [f"-I{work}"] + [f"-I{d}" for d in native.tvm_include_dirs()]
+    args += ["-o", str(work / library_name)] + link + ["-ltvm_runtime", "-ltvm_ffi"]
+    with progress.stage("link"):
+        native.run_compiler(args, "linking the tir library")
+    for leftover in [work / "weights.s", *map(Path, objects)]:
+        leftover.unlink(missing_ok=True)  # all in the library now
+
+
+def _build_in(work: Path, program, lowered, shim: ShimObject, signature: dict, key: str) -> dict:
+    """Compiles and links the lowered program in the directory `work`; returns its info."""
     from ...lir.types import TensorType
+
+    stem = "".join(c if c.isalnum() or c == "_" else "_" for c in program.entry) or "entry"
+    script_name, library_name = f"{stem}.tir.py", f"lib{stem}.so"
+    (work / script_name).write_text(lowered.module.script(), encoding="utf-8")
+    objects, calls = _compile_units(lowered, work)
+    objects += weights_object(lowered, work)
+    single = isinstance(program.entry_function.ret, TensorType)
+    big_stack = bool(signature.get("big_stack") or lowered.stack_checked)
+    (work / "program.c").write_text(program_c(lowered, program.entry, single, big_stack, calls), encoding="utf-8")
+    _link(work, library_name, objects, shim)
+    return {
+        "library": library_name,
+        "script": script_name,
+        "entry": program.entry,
+        "entry_symbol": lowered.entry_symbol,
+        "inputs": lowered.input_names,
+        "num_outputs": len(lowered.output_types),
+        "schedules": lowered.kernel_schedules,
+        "key": key,
+        "weights_bytes": lowered.weights_layout.size if lowered.weights else 0,
+        "signature": signature,
+    }
+
+
+def build_library(program, lir_text: str, signature: dict, options: dict, source_key: str | None = None) -> BuildResult:
+    """The cached library of `program` (lowered, compiled and linked now on a miss).
+
+    `source_key`: the framework's key taken from the Relay module before lowering; without it the
+    key comes from the LIR text and the weights' bytes."""
+    from ...kernels.threads import configure_threads
+    from ..weights import weights_digest
     from .lowering import lower_program
 
     root = native.cache_root() / "tir"
-    key = cache_key(lir_text, options, program.constants)
+    key = source_key or cache_key(lir_text, options, weights_digest(program.constants))
     final = root / key
     info_path = final / "info.json"
-    if info_path.is_file():
+    if info_path.is_file() and cache.touch(final):  # touched: eviction spares it while we load it
         try:
             return BuildResult(final, json.loads(info_path.read_text()), cached=True)
         except (OSError, ValueError):
             pass  # a damaged entry: rebuild below
     root.mkdir(parents=True, exist_ok=True)
-    shim = shim_object(root)
-    configure_threads()
-    lowered = lower_program(program, schedule=options.get("schedule", True))
-    work = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=root))
+    shim = ShimObject(root)  # compiles in the background on first use
+    work = None
     try:
-        stem = "".join(c if c.isalnum() or c == "_" else "_" for c in program.entry) or "entry"
-        script_name, library_name = f"{stem}.tir.py", f"lib{stem}.so"
-        (work / script_name).write_text(lowered.module.script(), encoding="utf-8")
-        objects = []
-        for index, part in enumerate(_compilation_units(lowered)):
-            compile_count += 1
-            path = work / f"program{index}.o"
-            tvm.compile(part, target=host_target()).mod.write_to_file(str(path))
-            objects.append(str(path))
-        single = isinstance(program.entry_function.ret, TensorType)
-        (work / "program.c").write_text(
-            program_c(lowered, program.entry, work, single, bool(signature.get("big_stack") or lowered.stack_checked)),
-            encoding="utf-8",
-        )
-        shutil.copy(RUNTIME_DIR / "tir_program.h", work / "tir_program.h")
-        link = ["-Wl,-Bsymbolic"]
-        for d in native.tvm_library_dirs():
-            link += [f"-L{d}", f"-Wl,-rpath,{d}"]
-        args = [native.cxx(), "-shared", "-fPIC", "-O1", "-x", "c", str(work / "program.c"), "-x", "none"]
-        args += objects + [str(shim), f"-I{work}"] + [f"-I{d}" for d in native.tvm_include_dirs()]
-        args += ["-o", str(work / library_name)] + link + ["-ltvm_runtime", "-ltvm_ffi"]
-        native.run_compiler(args, "linking the tir library")
-        for blob in work.glob("const_*.bin"):
-            blob.unlink()
-        info = {
-            "library": library_name,
-            "script": script_name,
-            "entry": program.entry,
-            "entry_symbol": lowered.entry_symbol,
-            "inputs": lowered.input_names,
-            "num_outputs": len(lowered.output_types),
-            "schedules": lowered.kernel_schedules,
-            "key": key,
-            "signature": signature,
-        }
+        configure_threads()
+        with progress.stage("lower to TIR"):
+            lowered = lower_program(program, schedule=options.get("schedule", True))
+        work = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=root))
+        info = _build_in(work, program, lowered, shim, signature, key)
         (work / "info.json").write_text(json.dumps(info, indent=1, sort_keys=True))
         try:
             os.replace(work, final)
         except OSError:
-            if not info_path.is_file():
+            if not info_path.is_file():  # not a concurrent winner: a real failure
                 raise
         else:
             work = None
+        cache.evict(keep=[final])
         return BuildResult(final, json.loads(info_path.read_text()), cached=False)
     finally:
+        shim.close()
         if work is not None:
             shutil.rmtree(work, ignore_errors=True)

@@ -19,6 +19,12 @@ def _mlp(x, w1, b1, w2, b2):
     return softmax(hidden @ w2.T + b2)
 
 
+def _dense_relu_chain(x, weights):
+    for w in weights:
+        x = np.maximum(x @ w.T, 0)
+    return x
+
+
 def _cnn(x, w, b, wd, bd):
     conv = conv2d_nchw(x, w, 1, 1) + b.reshape(1, -1, 1, 1)
     pooled = pool2d_nchw(np.maximum(conv, 0), 2, 2, "max")
@@ -57,6 +63,23 @@ def @main(%x: Tensor[(2, 6), float32], %w: Tensor[(6, 6), float32], %b: Tensor[(
 }""",
         inputs=(rand(106, 2, 6), rand(107, 6, 6), rand(108, 6)),
         expected=lambda x, w, b: np.maximum(np.maximum(x @ w.T + b, 0) @ w.T + b, 0),
+        **_TOL,
+    ),
+    Case(
+        "one_kernel_called_many_times",
+        """
+def @block(%x: Tensor[(2, 4), float32], %w: Tensor[(4, 4), float32]) -> Tensor[(2, 4), float32] {
+  nn.relu(nn.dense(nn.relu(nn.dense(%x, %w, units=4)), %w, units=4))
+}
+
+def @main(%x: Tensor[(2, 4), float32], %w1: Tensor[(4, 4), float32], %w2: Tensor[(4, 4), float32]) -> Tensor[(2, 4), float32] {
+  let %h = nn.relu(nn.dense(nn.relu(nn.dense(%x, %w1, units=4)), %w2, units=4));
+  @block(nn.relu(nn.dense(%h, %w1, units=4)), %w2)
+}""",
+        inputs=(rand(124, 2, 4), rand(125, 4, 4), rand(126, 4, 4)),
+        expected=lambda x, w1, w2: _dense_relu_chain(x, [w1, w2, w1, w2, w2]),
+        description="every dense+relu has the same shapes: one fused kernel, called three times in @main "
+        "and twice in @block (as real CNNs call theirs)",
         **_TOL,
     ),
     Case(

@@ -1,7 +1,8 @@
 """LIR program -> one readable C++17 translation unit (plus, for tensor entries, a C header).
 
 Layout of the output: includes; ADT structs; kernel declarations and wrappers; constants
-(aligned static data wrapped once into tensors); closure structs; function prototypes and
+(tensors wrapped once around their place in the weights blob, see backends/weights.py — the
+bytes themselves never appear in the source); closure structs; function prototypes and
 definitions; boundary marshalling; exported entry points (see marshal.py).
 """
 
@@ -13,6 +14,7 @@ import numpy as np
 
 from ....errors import UnsupportedFeatureError
 from ....lir.types import type_text
+from ...weights import WeightsLayout
 from .functions import FunctionWriter
 from .kernels import KernelWriter, is_inline_kernel, scalar_literal
 from .marshal import Marshal, entry_exports, tensor_signature
@@ -27,12 +29,14 @@ class Generated:
     source: str
     header: str | None  # the C API header (tensor-only entries)
     extern_kernels: list  # kernels that need TVM compilation
+    weights: list  # the ConstDefs stored in the weights blob, in blob order
+    weights_layout: WeightsLayout
     export_name: str
     c_prefix: str
     tensor_entry: bool
 
 
-_WORD = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t"}
+WEIGHTS_SYMBOL = "transpile_weights"  # hidden: every library has its own
 
 
 def _plain_identifier(name: str) -> str:
@@ -48,6 +52,7 @@ class ProgramWriter:
         self.big_stack = big_stack
         self.standalone = standalone  # the TVM-free flavour (transpile_rt_standalone.h, C API only)
         self.names = Namespace()
+        self.names.reserve(WEIGHTS_SYMBOL)
         self.types = CppTypes(program, self.names)
         self._functions = {f.name: self.names.bind(("fn", f.name), f"fn_{f.name}") for f in program.functions}
         self._closures = {
@@ -57,6 +62,8 @@ class ProgramWriter:
         }
         self._kernels = {k.name: self.names.bind(("kernel", k.name), f"k_{k.name}") for k in program.kernels}
         self._constants = {c.name: self.names.bind(("const", c.name), f"c_{c.name}") for c in program.constants}
+        self.weights = [c for c in program.constants if not is_cpp_scalar(c.type)]
+        self.weights_layout = WeightsLayout.of(self.weights)
         self.kernel_writer = KernelWriter(self.types, self.names)
         self.marshal = Marshal(self.types, program)
         self.export_name = _plain_identifier(program.entry)
@@ -82,27 +89,14 @@ class ProgramWriter:
         if is_cpp_scalar(const.type):
             ctype = self.types.cpp(const.type)
             return [f"static const {ctype} {name} = {scalar_literal(value.item(), const.type.dtype)};"]
-        if value.dtype.byteorder == ">":
-            value = value.astype(value.dtype.newbyteorder("<"))
-        item = value.dtype.itemsize
-        word = _WORD.get(item)
-        if word is None:
+        if value.dtype.itemsize not in (1, 2, 4, 8):
             raise UnsupportedFeatureError(f"constants of dtype {value.dtype}", "cpp")
-        words = value.reshape(-1).view(f"<u{item}")
-        count = max(int(words.size), 1)
-        per_line = 8 if item == 8 else 12
-        digits = item * 2
-        body = []
-        for start in range(0, words.size, per_line):
-            chunk = words[start : start + per_line]
-            body.append("    " + ", ".join(f"0x{int(w):0{digits}x}" for w in chunk) + ",")
         shape = "{" + ", ".join(str(int(d)) for d in const.type.shape) + "}"
+        offset = self.weights_layout.offset(const.name)
         return [
-            f"// {const.name}: {type_text(const.type)} (raw little-endian words)",
-            f"alignas(64) static {word} {name}_data[{count}] = {{",
-            *body,
-            "};",
-            f"static const trt::Tensor {name} = trt::wrap_static({name}_data, {shape}, {dtype_expr(const.type.dtype)});",
+            f"// {const.name}: {type_text(const.type)}, {value.nbytes} bytes at offset {offset} of the weights blob",
+            f"static const trt::Tensor {name} = trt::wrap_static(",
+            f"    const_cast<unsigned char*>({WEIGHTS_SYMBOL} + {offset}), {shape}, {dtype_expr(const.type.dtype)});",
         ]
 
     def source(self) -> tuple[str, str | None, list]:
@@ -129,6 +123,12 @@ class ProgramWriter:
                 out += self.kernel_writer.definition(kernel, self.kernel_name(kernel.name))
         if program.constants:
             out += ["", "// ---------------------------------------------------------------- constants", ""]
+            if self.weights:
+                out += [
+                    "// The weights blob, linked from binary data (64-byte aligned, read-only).",
+                    f'extern "C" __attribute__((visibility("hidden"))) const unsigned char {WEIGHTS_SYMBOL}[];',
+                    "",
+                ]
             for const in program.constants:
                 out += self.constant(const)
         writers = [FunctionWriter(self, f) for f in program.functions]
@@ -170,6 +170,8 @@ def generate(program, verify: bool = True, standalone: bool = False) -> Generate
         source=source,
         header=header,
         extern_kernels=extern,
+        weights=writer.weights,
+        weights_layout=writer.weights_layout,
         export_name=writer.export_name,
         c_prefix=writer.c_prefix,
         tensor_entry=tensor_signature(program.entry_function) is not None,

@@ -9,29 +9,9 @@ from .names import Namespace
 
 __all__ = ["CppTypes", "SCALAR_CTYPES", "dtype_expr", "is_cpp_scalar", "shape_list"]
 
-# 0-d tensors of these dtypes live as plain C++ values; others (bfloat16, ...) stay tensors.
-# float16 is the compiler's _Float16 (g++ >= 12, clang >= 15 on x86-64 and aarch64); its
-# arithmetic is spelled out per operation in kernels.py so that every result rounds like numpy's.
-SCALAR_CTYPES = {
-    "bool": "bool",
-    "int8": "int8_t",
-    "int16": "int16_t",
-    "int32": "int32_t",
-    "int64": "int64_t",
-    "uint8": "uint8_t",
-    "uint16": "uint16_t",
-    "uint32": "uint32_t",
-    "uint64": "uint64_t",
-    "float16": "_Float16",
-    "float32": "float",
-    "float64": "double",
-}
+from ..scalars import SCALAR_CTYPES, is_cpp_scalar  # noqa: F401 - shared with the light boundary code
 
 _DL_CODES = {"int": "kDLInt", "uint": "kDLUInt", "float": "kDLFloat", "bfloat": "kDLBfloat"}
-
-
-def is_cpp_scalar(ty) -> bool:
-    return isinstance(ty, TensorType) and ty.shape == () and ty.dtype in SCALAR_CTYPES
 
 
 def dtype_expr(dtype: str) -> str:

@@ -14,7 +14,9 @@
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
+#include <tvm/ffi/extra/c_env_api.h>
 #include <tvm/runtime/c_backend_api.h>
+#include <sched.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -77,6 +79,47 @@ inline void call(int (*fn)(void*, const TVMFFIAny*, int32_t, TVMFFIAny*), const 
   ret.zero_padding = 0;
   ret.v_int64 = 0;
   TVM_FFI_CHECK_SAFE_CALL(fn(nullptr, args, num_args, &ret));
+}
+
+}  // namespace trt
+
+// ---------------------------------------------------------------- the kernels' environment
+// TVM-compiled kernels reach the runtime through pointer variables of their own, weak symbols named
+// after the function they hold (`__TVMBackendParallelLaunch` holds TVMBackendParallelLaunch), null
+// until filled in. tvm(_ffi).load_module fills those the runtime registered as "context symbols" —
+// these eight (libtvm_runtime 0.27 registers them; the LLVM codegen emits a variable only where a
+// kernel uses it) — but a C program linking this library loads no module, so the library fills them
+// itself when loaded. The same functions either way, so also loading it as a module is harmless.
+// These weak definitions merge with the kernel object's (the linker keeps one); `__tvm_ffi__library_ctx`
+// is left alone: only kernels calling packed functions by name (ours never do) read it.
+extern "C" {
+__attribute__((weak)) void* __TVMBackendParallelLaunch = nullptr;
+__attribute__((weak)) void* __TVMBackendParallelBarrier = nullptr;
+__attribute__((weak)) void* __TVMBackendAllocWorkspace = nullptr;
+__attribute__((weak)) void* __TVMBackendFreeWorkspace = nullptr;
+__attribute__((weak)) void* __TVMFFIFunctionCall = nullptr;
+__attribute__((weak)) void* __TVMFFIErrorSetRaisedFromCStr = nullptr;
+__attribute__((weak)) void* __TVMFFIEnvModLookupFromImports = nullptr;
+__attribute__((weak)) void* __TVMFFIHandleInitOnce = nullptr;
+}
+
+namespace trt {
+
+__attribute__((constructor)) static void init_kernel_environment() {
+  __TVMBackendParallelLaunch = reinterpret_cast<void*>(&TVMBackendParallelLaunch);
+  __TVMBackendParallelBarrier = reinterpret_cast<void*>(&TVMBackendParallelBarrier);
+  __TVMBackendAllocWorkspace = reinterpret_cast<void*>(&TVMBackendAllocWorkspace);
+  __TVMBackendFreeWorkspace = reinterpret_cast<void*>(&TVMBackendFreeWorkspace);
+  __TVMFFIFunctionCall = reinterpret_cast<void*>(&TVMFFIFunctionCall);
+  __TVMFFIErrorSetRaisedFromCStr = reinterpret_cast<void*>(&TVMFFIErrorSetRaisedFromCStr);
+  __TVMFFIEnvModLookupFromImports = reinterpret_cast<void*>(&TVMFFIEnvModLookupFromImports);
+  __TVMFFIHandleInitOnce = reinterpret_cast<void*>(&TVMFFIHandleInitOnce);
+  // TVM's thread pool defaults to half the logical CPUs on x86 (1 on a 2-vCPU machine); use all of
+  // them unless the user chose. Before the first kernel runs: the pool reads this once, when created.
+  if (std::getenv("TVM_NUM_THREADS") || std::getenv("OMP_NUM_THREADS")) return;
+  cpu_set_t set;
+  int n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  setenv("TVM_NUM_THREADS", std::to_string(n > 0 ? n : 1).c_str(), 0);
 }
 
 }  // namespace trt

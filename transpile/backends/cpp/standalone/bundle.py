@@ -20,6 +20,8 @@ from ....errors import TranspileError, UnsupportedFeatureError
 from ....lir.types import type_text
 from ....relay.ty import AnyDim
 from ..build import RUNTIME_DIR
+from ...weights import BLOB_NAME, incbin_assembly, write_blob
+from ..codegen import WEIGHTS_SYMBOL
 from ..codegen.marshal import tensor_signature
 from .texts import demo_source, makefile, products, readme
 
@@ -169,7 +171,7 @@ def _contents(program, work: Path, schedule: bool, verify: bool) -> dict:
     files = {
         "program.cc": generated.source,
         f"{name}.h": generated.header,
-        "Makefile": makefile(name, __version__),
+        "Makefile": makefile(name, __version__, weights=bool(generated.weights_layout)),
         "demo.c": demo_source(name, generated.c_prefix, input_specs, output_specs, _dtype_code),
     }
     c_path = build_c_source(generated.extern_kernels, work / ".kernels", schedule)
@@ -178,8 +180,13 @@ def _contents(program, work: Path, schedule: bool, verify: bool) -> dict:
     files["README.txt"] = readme(
         name, generated.c_prefix, program.entry, _entry_signature(program), input_specs, output_specs, __version__
     )
+    if generated.weights_layout:
+        files["weights.s"] = incbin_assembly(WEIGHTS_SYMBOL, BLOB_NAME)
     for file, text in files.items():
         (work / file).write_text(text, encoding="utf-8")
+    if generated.weights_layout:
+        write_blob(generated.weights, generated.weights_layout, work / BLOB_NAME)
+        files[BLOB_NAME] = None
     for source, target in RUNTIME_FILES.items():
         (work / target).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(RUNTIME_DIR / source, work / target)

@@ -4,6 +4,7 @@ Functions are printed as TVMScript (script.py) and parsed with `tvm.script`; ker
 shared kernel compiler (transpile.kernels: TE lowering + host schedules, see kernels.py) and are
 put under their own names (kernels called directly are parsed as stubs and replaced). Public
 PrimFuncs have their C symbol as `global_symbol` (functions `tir_<name>`, the entry `tir_main`).
+The program's constants are one blob (backends/weights.py layout) passed as the `weights` buffer.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from dataclasses import dataclass, field
 
 from ....errors import UnsupportedFeatureError
 from ....kernels.lower import result_types
+from ....lir.types import TensorType
+from ...weights import WeightsLayout
 from .kernels import lower_kernels, stub_text
 from .script import (
     BACKEND,
@@ -36,7 +39,8 @@ class LoweredProgram:
     entry_symbol: str
     input_types: list  # flattened entry parameter tensors
     input_names: list
-    constants: list  # ConstDefs passed after the inputs, in order
+    weights: list  # ConstDefs in the weights blob the entry takes after its inputs (empty: no blob)
+    weights_layout: WeightsLayout
     output_types: list  # flattened result tensors
     kernel_schedules: dict = field(default_factory=dict)
     packed_kernels: frozenset = frozenset()  # kernels called with T.call_cpacked (public PrimFuncs)
@@ -51,7 +55,7 @@ def _memory_plan(program):
 
 
 class ModuleScript:
-    """Names of the module's PrimFuncs and the constant parameters of each function."""
+    """Names of the module's PrimFuncs, the functions that take the constants blob, and its layout."""
 
     def __init__(self, program, direct_kernels=frozenset()):
         self.program = program
@@ -59,6 +63,10 @@ class ModuleScript:
         self.direct_functions = direct_functions(program, direct_kernels)
         self.memory_plan = _memory_plan(program)
         self.constants = constants_needed(program)
+        used = set().union(*self.constants.values()) if self.constants else set()
+        self.blob_constants = [c for c in program.constants if c.name in used]
+        self.weights_layout = WeightsLayout.of(self.blob_constants)
+        self.weights_type = TensorType((max(self.weights_layout.size, 1),), "uint8")
         self.stack_checked = frozenset(recursive_functions(program))
         taken = {k.name for k in program.kernels}
         self.names, self.symbols = {}, {}
@@ -145,7 +153,8 @@ def lower_program(program, schedule: bool = True) -> LoweredProgram:
         entry_symbol=script.symbol(entry.name),
         input_types=input_types,
         input_names=input_names,
-        constants=[program.constant(c) for c in script.constants_of(entry.name)],
+        weights=script.blob_constants if script.constants_of(entry.name) else [],
+        weights_layout=script.weights_layout,
         output_types=flatten_type(entry.ret, f"the result of @{program.entry}"),
         kernel_schedules=kinds,
         packed_kernels=frozenset(kernels.functions) - frozenset(kernels.direct),

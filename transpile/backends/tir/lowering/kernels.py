@@ -42,23 +42,26 @@ def _private(func):
 
 
 def lower_kernels(program, schedule: bool = True, target=None) -> KernelFunctions:
+    from .... import progress
     from ....kernels.lower import lower_kernel
     from ....kernels.schedules import choose_schedule
     from ....kernels.target import host_target
 
     target = host_target() if target is None else target
     functions, kinds, direct = {}, {}, set()
-    for kernel in program.kernels:
-        func = lower_kernel(kernel, schedule=False)
-        if schedule:
-            mod, kinds[kernel.name] = choose_schedule(func, kernel, target)
-            func = mod[kernel.name]
-        else:
-            kinds[kernel.name] = "none"
-        if _callable_directly(func):
-            func = _private(func)
-            direct.add(kernel.name)
-        functions[kernel.name] = func
+    with progress.stage("kernels: lower and schedule", total=len(program.kernels)) as stage:
+        for kernel in program.kernels:
+            func = lower_kernel(kernel, schedule=False)
+            if schedule:
+                mod, kinds[kernel.name] = choose_schedule(func, kernel, target)
+                func = mod[kernel.name]
+            else:
+                kinds[kernel.name] = "none"
+            if _callable_directly(func):
+                func = _private(func)
+                direct.add(kernel.name)
+            functions[kernel.name] = func
+            stage.advance(1, detail=kernel.name)
     return KernelFunctions(functions, kinds, direct)
 
 

@@ -1,12 +1,16 @@
 """LIR functions -> TVMScript text of TIR PrimFuncs in destination-passing style (the backend's printer).
 
 Calling convention of every function PrimFunc: flattened parameters (a tuple becomes its tensors
-in order), then the program constants the function needs (directly or through its callees),
-then one output buffer per flattened result tensor. Functions are public and called with
-`T.call_cpacked`, except scalar-only ones (`direct_functions`), which are private PrimFuncs with
-pointer parameters called directly (`Module.fn(a.data, ...)`), so scalar recursion needs no
-argument packing. Every LIR value is a list of buffers: tensors one each (0-d for scalars),
-tuples their flattened fields, so `MakeTuple`/`Proj` only regroup buffers. A value in tail
+in order), then `weights` — the blob of all program constants (backends/weights.py layout) — if
+the function needs constants (directly or through its callees), then one output buffer per
+flattened result tensor. A function declares the constants it uses as buffers over the blob at
+their offsets; one blob parameter rather than one per constant keeps the packed API's argument
+checks (which LLVM compiles in time superlinear in their number) small for models with hundreds
+of weights. Functions are public and called with `T.call_cpacked`, except scalar-only ones
+(`direct_functions`), which are private PrimFuncs with pointer parameters called directly
+(`Module.fn(a.data, ...)`), so scalar recursion needs no argument packing. Every LIR value is a
+list of buffers: tensors one each (0-d for scalars), tuples their flattened fields, so
+`MakeTuple`/`Proj` only regroup buffers. A value in tail
 position of a block is computed straight into the block's destination buffers. Kernel results
 placed by the shared memory plan (transpile.passes.memory_plan) live in one arena per
 invocation; other intermediates get their own allocation. A function with self tail calls keeps
@@ -27,9 +31,10 @@ from ....lir.types import TensorType, TupleT, type_text
 from ....lir.walk import iter_lets
 from ....relay.ty import AnyDim
 
-__all__ = ["flatten_type", "FunctionScript", "constants_needed", "identifier", "BACKEND"]
+__all__ = ["flatten_type", "FunctionScript", "constants_needed", "direct_constants", "identifier", "BACKEND", "WEIGHTS"]
 
 BACKEND = "tir"
+WEIGHTS = "weights"  # the parameter holding the constants blob
 
 _VALUE_FEATURES = {
     "ClosureCall": "closures",
@@ -112,6 +117,12 @@ def _block_results(block):
         if isinstance(stmt.value, If):
             yield from _block_results(stmt.value.then)
             yield from _block_results(stmt.value.else_)
+
+
+def direct_constants(program, func) -> list[str]:
+    """The constants `func` itself uses, in program order."""
+    used = _direct_constants(func)
+    return [c.name for c in program.constants if c.name in used]
 
 
 def constants_needed(program) -> dict[str, list[str]]:
@@ -227,7 +238,7 @@ class FunctionScript:
     def fresh(self, base: str) -> str:
         base = identifier(base)
         name, n = base, 1
-        while name in self.taken or name in ("T", "I", "Module"):
+        while name in self.taken or name in ("T", "I", "Module", WEIGHTS):
             n += 1
             name = f"{base}_{n}"
         self.taken.add(name)
@@ -270,6 +281,17 @@ class FunctionScript:
 
     def emit(self, indent: str, text: str) -> None:
         self.lines.append(indent + text)
+
+    def declare_constant(self, const: str, indent: str) -> None:
+        """The constant as a buffer over the weights blob at its offset (64-byte aligned, as kernels assume)."""
+        name = self.module.constant_param(const)
+        self.taken.add(name)
+        ty = self.module.program.constant(const).type
+        self.types[name] = ty
+        pointer = self.fresh(f"{name}_ptr")
+        offset = self.module.weights_layout.offset(const)
+        self.emit(indent, f"{pointer}: T.let[T.handle()] = T.handle_add_byte_offset({WEIGHTS}.data, {offset})")
+        self.emit(indent, f"{name} = T.decl_buffer({buffer_type(ty)}, data={pointer})")
 
     def atom(self, atom, indent: str) -> list[str]:
         if isinstance(atom, Var):
@@ -314,11 +336,9 @@ class FunctionScript:
                 params.append(f"{name}: T.Buffer({buffer_type(ty)})")
                 names.append(name)
             param_buffers.append(names)
-        for const in module.constants_of(func.name):
-            name = module.constant_param(const)
-            self.taken.add(name)
-            self.types[name] = module.program.constant(const).type
-            params.append(f"{name}: T.Buffer({buffer_type(self.types[name])})")
+        if module.constants_of(func.name):
+            self.types[WEIGHTS] = module.weights_type
+            params.append(f"{WEIGHTS}: T.Buffer({buffer_type(module.weights_type)})")
         outputs = []
         for i, ty in enumerate(flatten_type(func.ret, f"the result of {where}")):
             name = self.fresh(f"out_{i}")
@@ -347,6 +367,8 @@ class FunctionScript:
         body_indent = "        "
         if func.name in module.stack_checked:
             self.emit(body_indent, STACK_CHECK)
+        for const in direct_constants(module.program, func):
+            self.declare_constant(const, body_indent)
         if self.plan.outputs:
             # One arena per invocation holds the planned intermediates (transpile.passes.memory_plan);
             # past the stack limit, so it comes 64-byte aligned from the workspace.
@@ -435,7 +457,7 @@ class FunctionScript:
             if callee is None or callee.env is not None:
                 raise UnsupportedFeatureError("closures", BACKEND, detail=f"@{self.func.name} calls @{value.func}")
             args = [b for a in value.args for b in self.atom(a, indent)]
-            consts = [self.module.constant_param(c) for c in self.module.constants_of(value.func)]
+            consts = [WEIGHTS] if self.module.constants_of(value.func) else []
             if self.module.is_direct(value.func):
                 pointers = ", ".join(self.pointer(b) for b in args + consts + outs)
                 self.emit(indent, f"Module.{self.module.function_name(value.func)}({pointers})")

@@ -18,7 +18,7 @@ typedef struct {
   int32_t ndim;
   const int64_t* shape;
   DLDataType dtype;
-  void* data; /* constants only: 64-byte aligned data embedded in the library */
+  void* data; /* constants only: the weights blob, 64-byte aligned, linked into the library */
 } TirTensorDesc;
 
 typedef struct {
@@ -31,7 +31,7 @@ typedef struct {
   const TirTensorDesc* outputs;
   int32_t single_output; /* main returns one tensor rather than an array */
   int32_t big_stack;     /* the program recurses: run the entry on a big stack, stack-checked */
-  TirPackedFn entry;     /* the TIR entry: inputs, constants, outputs */
+  TirPackedFn entry;     /* the TIR entry: inputs, constants (the weights blob, if any), outputs */
 } TirProgram;
 
 extern const TirProgram transpile_tir_program;
