@@ -65,3 +65,21 @@ def test_a_peer_without_a_version_is_reported_not_applicable():
 def test_a_backend_lacking_a_feature_is_reported_not_applicable_with_the_feature():
     with pytest.raises(runner.NotApplicable, match=r"needs (adts|closures), which backend tir lacks"):
         runner.make_native(WORKLOADS["foldl_sum"], "tir")
+
+
+def test_builds_benchmark_on_mnist_writes_a_table_with_times_sizes_and_load(tmp_path, corpus_dir, capsys):
+    from bench import builds
+
+    out = tmp_path / "BUILDS.md"
+    status = builds.main(["--models", "mnist", "--repeats", "1", "--out", str(out)])
+    text = out.read_text()
+    assert status == 0, text
+    assert "load average (1/5/15 min) at the start" in text
+    rows = [line for line in text.splitlines() if line.startswith("| MNIST |")]
+    assert [row.split("|")[2].strip() for row in rows] == ["cpp", "tir"]
+    for row in rows:
+        cells = [c.strip() for c in row.split("|")[1:-1]]
+        first_build, hit = (float(c.split()[0]) for c in cells[2:4])
+        assert first_build > 0 and 0 < hit < first_build
+        assert cells[6].endswith("B") and cells[8] == "24.0 kB"  # library, weights
+    assert "python -m bench builds --models mnist" in capsys.readouterr().out
