@@ -5,6 +5,18 @@ import os
 # Every TVM-based peer (cpp kernels, Relax VM) and PyTorch use all cores, the same way in every run.
 os.environ.setdefault("TVM_NUM_THREADS", str(os.cpu_count() or 1))
 
+import sys  # noqa: E402
+
+if sys.argv[1:2] == ["builds"]:  # `python -m bench builds`: build times and artifact sizes
+    from .builds import main  # noqa: E402
+
+    raise SystemExit(main(sys.argv[2:]))
+
+if sys.argv[1:2] == ["kernels"]:  # `python -m bench kernels --model NAME`: time per kernel, GFLOP/s
+    from .kernels import main  # noqa: E402
+
+    raise SystemExit(main(sys.argv[2:]))
+
 from .runner import main  # noqa: E402 - after the environment is set
 
 raise SystemExit(main())

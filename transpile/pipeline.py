@@ -1,7 +1,10 @@
 """The shared normalization pipeline: Relay module → LIR program, the same for every backend.
 
-    InferType → monomorphize → to_anf → compile_matches → fuse → closure conversion + lowering
-    → tail-call marking  [→ verify]
+    [graph optimisation] → InferType → monomorphize → to_anf → compile_matches → fuse
+    → closure conversion + lowering → tail-call marking  [→ verify]
+
+The first stage is relay.transform.optimize at `PipelineOptions.opt_level` (TVM's convention,
+default 3 = fastest; 0 skips it and compiles the program as written).
 
 `lower_to_lir` runs it; `pipeline_stages` returns every intermediate (for debugging and
 `transpile emit -b lir`). The passes are imported lazily from `transpile.passes.<module>`.
@@ -22,9 +25,25 @@ __all__ = ["lower_to_lir", "pipeline_stages", "PipelineOptions", "STAGES", "debu
 
 @dataclass(frozen=True)
 class PipelineOptions:
-    """Knobs of the shared pipeline. `fuse=False` skips fusion (each operator becomes its own kernel)."""
+    """Knobs of the shared pipeline.
+
+    `fuse=False` skips fusion (each operator becomes its own kernel); `opt_level` chooses the
+    graph-level passes (relay.transform.optimize; 0 = none, 3 = all, the default);
+    `alter_layout=True` (asked for by backends whose kernels TVM compiles) moves convolutions to
+    channel-blocked NCHWc layouts with weights re-packed at compile time (at opt_level >= 3).
+    """
 
     fuse: bool = True
+    opt_level: int = 3
+    alter_layout: bool = False
+
+    def __post_init__(self):
+        if not isinstance(self.opt_level, int) or isinstance(self.opt_level, bool) or self.opt_level < 0:
+            from .errors import TranspileError
+
+            raise TranspileError(
+                f"opt_level must be a non-negative integer (0 = no graph optimisation), got {self.opt_level!r}"
+            )
 
 
 def debug_enabled() -> bool:
@@ -33,6 +52,12 @@ def debug_enabled() -> bool:
 
 def _pass(module: str, name: str) -> Callable:
     return getattr(importlib.import_module(f"transpile.passes.{module}"), name)
+
+
+def _optimize(mod, entry, opts: "PipelineOptions"):
+    from .relay.transform import optimize
+
+    return optimize(mod, opts.opt_level, alter_layout=opts.alter_layout)
 
 
 def _infer(mod, entry):
@@ -65,8 +90,9 @@ def _tail(program, entry):
     return _pass("tailcall", "mark_tail_calls")(program)
 
 
-# (stage name, function, produces LIR)
+# (stage name, function, produces LIR); "optimized" runs with the options' opt_level
 STAGES = (
+    ("optimized", _optimize, False),
     ("typed", _infer, False),
     ("monomorphized", _monomorphize, False),
     ("anf", _anf, False),
@@ -105,7 +131,12 @@ def _run(mod, entry, options, verify, keep):
     for name, run, produces_lir in STAGES:
         if name == "fused" and not opts.fuse:
             continue
-        current = run(current, entry)
+        if name == "optimized":
+            if opts.opt_level == 0:
+                continue
+            current = run(current, entry, opts)
+        else:
+            current = run(current, entry)
         if produces_lir and verify:
             verify_program(current)
         if keep:
@@ -122,6 +153,6 @@ def lower_to_lir(mod, entry: str = "main", *, verify: bool | None = None, option
 
 
 def pipeline_stages(mod, entry: str = "main", *, verify: bool | None = None, options=None) -> OrderedDict:
-    """Every intermediate result by stage name: input, typed, monomorphized, anf, matches_compiled,
-    fused (Relay modules), lowered, tail_marked (LIR programs)."""
+    """Every intermediate result by stage name: input, optimized (unless opt_level=0), typed,
+    monomorphized, anf, matches_compiled, fused (Relay modules), lowered, tail_marked (LIR programs)."""
     return _run(mod, entry, options, verify, keep=True)

@@ -14,8 +14,8 @@ from transpile.runtime import ops
 # Kernels: fused groups of Relay operators, written with numpy
 
 
-def fused_dense_bias_add_relu(x, w1, b1):
-    """nn.dense, nn.bias_add, nn.relu.
+def fused_dense_add_relu(x, w1, b1):
+    """nn.dense, add, nn.relu.
 
     x: Tensor[(1, 4), float32]
     w1: Tensor[(3, 4), float32]
@@ -60,7 +60,7 @@ def main(x, w1, b1, w2):
     ) -> Tensor[(1, 2), float32]
     """
     # mlp.rly:7: %2 = nn.relu(%1);
-    t2 = fused_dense_bias_add_relu(x, w1, b1)
+    t2 = fused_dense_add_relu(x, w1, b1)
     # mlp.rly:8: %3 = nn.dense(%2, %w2, units=2);
     t3 = fused_dense(t2, w2)
     # mlp.rly:9: nn.softmax(%3)

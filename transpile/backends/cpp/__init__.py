@@ -57,6 +57,7 @@ class CppBackend(Backend):
     name = "cpp"
     capabilities = frozenset({CLOSURES, ADTS, REFS, POLYMORPHISM, RECURSION, NON_TAIL_RECURSION, DYNAMIC_SHAPES})
     consumes = CONSUMES_LIR
+    pipeline_options = {"alter_layout": True}  # kernels compiled by TVM: packed NCHWc convolutions
     description = "C++17 + TVM kernels in one shared library (TVM-FFI module, W0 interface, C API)"
 
     def emit(self, program, **options) -> str:

@@ -56,6 +56,7 @@ class TirBackend(Backend):
     name = "tir"
     capabilities = frozenset({POLYMORPHISM, RECURSION, NON_TAIL_RECURSION})
     consumes = CONSUMES_LIR
+    pipeline_options = {"alter_layout": True}  # kernels compiled by TVM: packed NCHWc convolutions
     description = "TVM TIR IRModule (kernel, function and main PrimFuncs) compiled with tvm.compile; W0 interface"
 
     def emit(self, program, **options) -> str:

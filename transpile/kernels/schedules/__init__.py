@@ -3,6 +3,10 @@
 - dense / matmul / batch_matmul (a two-input multiply-accumulate block): register-tiled
   micro-kernel, vectorized over output columns, parallel over tiles, epilogue inlined.
 - conv2d NCHW: output-channel x output-width register tile, vectorized, parallel over rows.
+- conv2d / depthwise conv2d on channel-blocked NCHW[x]c (contrib_conv2d_NCHWc, from AlterOpLayout):
+  output pixels x channel block in registers, the block vectorized (conv_packed).
+- depthwise conv2d NCHW: rows x columns register tile per channel plane (depthwise).
+- pooling on channel-blocked layouts: window outside, channel block vectorized (pool).
 - reductions with several blocks (softmax, normalizations): `tvm.s_tir.dlight.cpu.Reduction`.
 - everything else (elementwise, broadcast, injective, simple reductions, pooling): intermediates
   inlined, loops fused, vectorized and parallelized (reductions: parallel over the kept axes).
@@ -16,7 +20,10 @@ from __future__ import annotations
 from ...relay.op.registry import OpPattern
 from .common import Ctx, blocks, inline_intermediates, is_reduction, log, schedule_remaining
 from .conv import is_conv2d_nchw, schedule_conv2d_nchw
+from .conv_packed import PAD_BLOCK, is_conv2d_nchwc, is_depthwise_nchwc, schedule_conv2d_nchwc, schedule_depthwise_nchwc
+from .depthwise import DEPTHWISE_PAD_BLOCK, is_depthwise_nchw, schedule_depthwise_nchw
 from .matmul import is_matmul, schedule_matmul
+from .pool import is_blocked_pool, schedule_blocked_pool
 
 __all__ = ["schedule_kernel", "choose_schedule", "STRATEGIES"]
 
@@ -28,18 +35,28 @@ def _master_schedule(ctx: Ctx, kernel) -> str:
     if len(reductions) != 1:
         return ""
     master = reductions[0]
+    own = set()  # producer blocks the master's schedule places itself (no default schedule after)
     if is_matmul(ctx, master):
         kind, schedule = "matmul", schedule_matmul
+    elif is_conv2d_nchwc(ctx, master):
+        kind, schedule, own = "conv2d_NCHWc", schedule_conv2d_nchwc, {PAD_BLOCK}
+    elif is_depthwise_nchwc(ctx, master):
+        kind, schedule, own = "depthwise_NCHWc", schedule_depthwise_nchwc, {PAD_BLOCK}
+    elif is_depthwise_nchw(ctx, master, kernel):
+        kind, schedule, own = "depthwise_nchw", schedule_depthwise_nchw, {DEPTHWISE_PAD_BLOCK}
     elif is_conv2d_nchw(ctx, master, kernel):
         kind, schedule = "conv2d_nchw", schedule_conv2d_nchw
+    elif is_blocked_pool(ctx, master, kernel):
+        kind, schedule = "pool_NCHWc", schedule_blocked_pool
     else:
         return ""
     # Producers of the master (a conv's padding) stay separate: inlining them would put a
-    # bounds check into the innermost loop.
-    keep = {ctx.name(p) for p in sch.get_producers(master)}
+    # bounds check into the innermost loop. A pool's padding is inlined: its bounds test is the
+    # same for the whole vector of channels.
+    keep = set() if kind == "pool_NCHWc" else {ctx.name(p) for p in sch.get_producers(master)}
     master_name = ctx.name(master)
     inline_intermediates(ctx, keep=keep)
-    others = {ctx.name(b) for b in blocks(sch)} - {master_name}
+    others = {ctx.name(b) for b in blocks(sch)} - {master_name} - own
     schedule(ctx, sch.get_sblock(master_name))
     # Epilogue blocks that could not be folded into the write-back get the default schedule.
     schedule_remaining(ctx, only=others)

@@ -1,4 +1,6 @@
-"""conv2d NCHW: output channels by 4 and output width by a vector-sized tile accumulated in registers."""
+"""conv2d NCHW (direct): a tile of up to 16 output channels x one vector of output columns accumulated in
+registers over the whole reduction (input channels, kernel rows, kernel columns), vectorized over
+the columns, parallel over channel tiles x rows."""
 
 from __future__ import annotations
 
@@ -6,6 +8,8 @@ from .common import PARALLEL_MIN_WORK, Ctx, block_dtype, iter_kinds, largest_div
 from .common import reverse_inline_consumers
 
 CONV2D_KINDS = "SSSSRRR"
+# Vector registers for the accumulators of one tile (of 32 on AVX-512; LLVM spills beyond).
+ACCUMULATORS = 24
 
 
 def is_conv2d_nchw(ctx: Ctx, block, kernel) -> bool:
@@ -36,18 +40,35 @@ def _conv_layouts_are_nchw(kernel) -> bool:
     return bool(found) and all(a.data_layout == "NCHW" and a.kernel_layout == "OIHW" and a.groups == 1 for a in found)
 
 
+def native_tile(out_channels: int, width: int, lanes: int) -> tuple[int, int]:
+    """(output channels, output columns) of the register tile on a vector target.
+
+    Columns: the largest divisor of the row up to one vector (56 -> 14, 112 -> 16, 7 -> 7). A tile
+    that does not divide the row puts a bounds test into the vectorized loop, which LLVM turns
+    into branches and accumulators spilled to memory (5x slower, measured); a wider odd tile
+    (28 = 1.75 vectors) is as bad. Rows without a divisor of at least 4 keep one vector per tile.
+    Channels: up to 16 (each output channel is one accumulator per vector of columns; 16 of them
+    cover the multiply-add latency and leave registers for the data vector and broadcasts).
+    """
+    cols = largest_divisor(width, range(min(width, lanes), 0, -1))
+    if cols < 4 <= lanes <= width:
+        cols = lanes
+    vectors = -(-cols // lanes)
+    channels = largest_divisor(out_channels, [c for c in (16, 12, 8, 4, 2) if c * vectors <= ACCUMULATORS])
+    return channels, cols
+
+
 def schedule_conv2d_nchw(ctx: Ctx, block) -> str:
     sch = ctx.sch
     loops = sch.get_loops(block)
     n, oc, oh, ow, ic, kh, kw = loops
     extents = loop_extents(sch, loops)
     lanes = ctx.lanes(block_dtype(sch, block))
-    toc = largest_divisor(extents[1], [4, 2])
     width = extents[3]
-    if ctx.native:  # one vector of output columns (LLVM masks the tail: beats a wider, odd tile such as 28 of 56)
-        tow = lanes if width >= lanes else largest_divisor(width, [lanes // 2, 7, lanes // 4, 3, 2])
+    if ctx.native:
+        toc, tow = native_tile(extents[1], width, lanes)
     else:
-        tow = c_width_tile(width, lanes)
+        toc, tow = largest_divisor(extents[1], [4, 2]), c_width_tile(width, lanes)
     oco, oci = sch.split(oc, [None, toc])
     owo, owi = sch.split(ow, [None, tow])
     sch.reorder(n, oco, oh, owo, ic, kh, kw, oci, owi)

@@ -69,8 +69,9 @@ def unpack(array: np.ndarray, layout: str, primal: str) -> np.ndarray:
     order, shape = [], []
     for axis in primal:
         order.append(axes.index(axis))
-        if factors[axis] > 1:
-            order.append(axes.index(f"{factors[axis]}{axis.lower()}"))
+        sub = f"{factors[axis]}{axis.lower()}"
+        if sub in axes:  # a sub-axis of factor 1 (OIHW1i16o) is still a dimension
+            order.append(axes.index(sub))
         shape.append(array.shape[axes.index(axis)] * factors[axis])
     return np.transpose(array, order).reshape(shape)
 
@@ -81,7 +82,7 @@ def pack(array: np.ndarray, primal: str, layout: str) -> np.ndarray:
     for axis, size in zip(primal, array.shape):
         split_shape.append(size // factors[axis])
         split_names.append(axis)
-        if factors[axis] > 1:
+        if f"{factors[axis]}{axis.lower()}" in axes:
             split_shape.append(factors[axis])
             split_names.append(f"{factors[axis]}{axis.lower()}")
     return np.transpose(array.reshape(split_shape), [split_names.index(a) for a in axes])

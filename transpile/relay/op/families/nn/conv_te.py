@@ -156,7 +156,13 @@ def pack_te(tensor, primal: str, layout: str, name: str):
 
 
 def conv2d_nchwc_te(inputs, attrs, out_type):
-    """Unblock data and weight, convolve in NCHW, block the result (correct, not a tuned NCHWc kernel)."""
+    """The direct blocked compute (conv_packed_te) when the layouts allow it; otherwise unblock data
+    and weight, convolve in NCHW and block the result (correct, but no packed schedule applies)."""
+    from .conv_packed_te import direct_nchwc
+
+    direct = direct_nchwc(inputs, attrs, out_type)
+    if direct is not None:
+        return direct
     data = unpack_te(inputs[0], attrs.data_layout, "NCHW", "data_unpacked")
     weight = unpack_te(inputs[1], attrs.kernel_layout, "OIHW", "weight_unpacked")
     out = conv2d_any_layout(
