@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+from ..relay.op.families.nn.te_common import blocked_axes
+
 __all__ = ["conv_flops", "conv_geometry", "kernel_flops", "call_flops", "operator_calls", "COUNTED_OPS"]
 
 COUNTED_OPS = (
@@ -37,21 +39,9 @@ def _shape(ty) -> list[int] | None:
         return None
 
 
-def _layout_axes(layout: str) -> list[str]:
-    """'NCHW16c' -> ['N', 'C', 'H', 'W', '16c']."""
-    axes, digits = [], ""
-    for char in layout:
-        if char.isdigit():
-            digits += char
-        else:
-            axes.append(digits + char)
-            digits = ""
-    return axes
-
-
 def _extent(shape, layout: str, letter: str) -> int:
     """The full size of a (possibly blocked) axis: NCHW16c, C -> shape[C] * 16."""
-    return math.prod(dim for dim, axis in zip(shape, _layout_axes(layout)) if axis[-1].upper() == letter)
+    return math.prod(dim for dim, axis in zip(shape, blocked_axes(layout)) if axis[-1].upper() == letter)
 
 
 def conv_geometry(op_name: str, attrs, arg_types, out_type) -> dict | None:
@@ -66,7 +56,7 @@ def conv_geometry(op_name: str, attrs, arg_types, out_type) -> dict | None:
     kernel = [int(k) for k in attrs.kernel_size] if attrs.kernel_size else None
     if kernel is None:
         weight = _shape(arg_types[1])
-        axes = _layout_axes(attrs.kernel_layout)
+        axes = blocked_axes(attrs.kernel_layout)
         kernel = [weight[axes.index("H")], weight[axes.index("W")]] if weight else [0, 0]
     return {
         "in_channels": _extent(data, data_layout, "C"),
