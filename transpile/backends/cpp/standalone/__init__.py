@@ -32,6 +32,9 @@ def build_bundle(target, out_dir, mod=None, *, entry: str = "main", **options) -
 
     selected, typed, entry = prepare(target, mod, backend="cpp", entry=entry)
     options = dict(options)
+    # The portable C kernels keep NCHW convolutions: their c-target schedules are made for gcc's
+    # auto-vectorizer (guard-free tiles, local accumulators); packed NCHWc is for TVM's LLVM kernels.
+    options.setdefault("alter_layout", False)
     program = _lower(selected, typed, entry, options)
     options = _checked(options)
     return write_bundle(program, out_dir, schedule=options.get("schedule", True), verify=options.get("verify", True))
