@@ -31,7 +31,7 @@ test: install-test
 	$(BIN)/python -m pytest -q -n 2 -m "not slow"
 	cd /tmp && $(abspath $(BIN))/python -m pytest -q -p no:cacheprovider --pyargs transpile.testing --transpile-backend lir-eval
 
-# Everything, the `slow` builds of the big corpus models (ResNet-50, ResNeXt-50, GPT-2 on cpp and tir) too.
+# Everything, the `slow` builds of the big corpus models (ResNeXt-50, GPT-2 on cpp and tir) too.
 test-all: install-test
 	$(BIN)/python -m pytest -q -n 2
 	cd /tmp && $(abspath $(BIN))/python -m pytest -q -p no:cacheprovider --pyargs transpile.testing --transpile-backend lir-eval
