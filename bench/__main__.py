@@ -17,6 +17,11 @@ if sys.argv[1:2] == ["kernels"]:  # `python -m bench kernels --model NAME`: time
 
     raise SystemExit(main(sys.argv[2:]))
 
+if sys.argv[1:2] == ["models"]:  # `python -m bench models`: real models vs ONNX Runtime, PyTorch, torch.compile
+    from .models import main  # noqa: E402 - sets its own threads and waits before any library loads
+
+    raise SystemExit(main(sys.argv[2:]))
+
 from .runner import main  # noqa: E402 - after the environment is set
 
 raise SystemExit(main())
