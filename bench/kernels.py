@@ -5,7 +5,9 @@ Builds the model's kernels the way the cpp backend does (shared pipeline -> LIR 
 kernels to capture each kernel's real inputs, then times every distinct kernel alone on those
 inputs: interleaved repetitions (every kernel once per round, so a load spike hits all of them),
 median per kernel, weighted by how often `main` calls it. Reports ms, share and GFLOP/s
-(`transpile.kernels.flops`). `--model-latency` also times the whole model built by the cpp backend.
+(`transpile.kernels.flops`). `--model-latency` also times the whole model built by the cpp backend;
+`--in-program` also profiles it inside real runs (`transpile.profiling`: a profiling build timing
+each kernel call), where kernels meet each other's cache state and the program's own overhead.
 
     python -m bench kernels --model resnet50_v2 [--top 20] [--rounds 5] [--json out.json]
     python -m bench kernels --model mobilenet_v2 --compare before.json --model-latency
@@ -109,23 +111,10 @@ def kernel_calls(program) -> Counter:
 
 
 def signature(kernel) -> str:
-    """`conv2d 1x64x56x56 * 64x64x1x1 s1 g1` for a kernel with a counted operator, else its ops and first shape."""
-    from transpile.kernels.flops import COUNTED_OPS, call_flops, conv_geometry, operator_calls
+    """`conv 1x1/1 64->256 56x56` (layout-free): the profiler's description of a kernel."""
+    from transpile.profiling import kernel_signature
 
-    counted = [c for c in operator_calls(kernel.body) if getattr(c.op, "name", "") in COUNTED_OPS]
-    if counted:
-        types = lambda c: [a.checked_type for a in c.args]  # noqa: E731
-        call = max(counted, key=lambda c: call_flops(c.op.name, c.attrs, types(c), c.checked_type) or 0)
-        conv = conv_geometry(call.op.name, call.attrs, types(call), call.checked_type)
-        if conv is not None:  # layout-free, so NCHW and NCHW16c runs of a model match
-            kind = "dwconv" if conv["groups"] > 1 and conv["groups"] == conv["in_channels"] else "conv"
-            kh, kw = conv["kernel"]
-            (h, w), (oh, ow) = conv["in_size"], conv["out_size"]
-            return f"{kind} {kh}x{kw}/{conv['stride']} {conv['in_channels']}->{conv['out_channels']} {h}x{w}"
-        shapes = " * ".join("x".join(str(d) for d in t.shape) for t in types(call)[:2])
-        return f"{call.op.name.rsplit('.', 1)[-1]} {shapes}"
-    first = kernel.params[0].type.shape if kernel.params else ()
-    return f"{'+'.join(op.rsplit('.', 1)[-1] for op in kernel.ops)} {'x'.join(str(d) for d in first)}"
+    return kernel_signature(kernel)
 
 
 # ----- running main once to capture real kernel inputs ------------------------------------------
@@ -254,6 +243,17 @@ def profile_program(program, inputs, rounds: int = 5) -> tuple[list[KernelTiming
     return rows, facts
 
 
+def in_program_profile(model_name: str, runs: int = 10, seed: int = 0, layout: str = "packed"):
+    """The model's transpile.profiling.Profile: every kernel timed inside real runs of its cpp build."""
+    import transpile
+    from transpile.testing.models import load_model
+
+    model = load_model(model_name, seed=seed)
+    with layout_scope(layout):
+        artifact = transpile.build(prepared_module(model, layout), backend="cpp", profile=True)
+    return artifact.profile(*model.inputs(), runs=runs)
+
+
 def model_latency(model_name: str, rounds: int = 20, seed: int = 0, layout: str = "packed") -> dict:
     """Median, p10 and p90 seconds of the whole model built by the cpp backend (one call per sample)."""
     import transpile
@@ -377,6 +377,9 @@ def main(argv=None) -> int:
     parser.add_argument("--compare", type=Path, help="a previous --json run: adds before columns, matched by signature")
     parser.add_argument("--model-latency", action="store_true", help="also time the whole model built by the cpp backend")
     parser.add_argument(
+        "--in-program", action="store_true", help="also profile the kernels inside real runs of the cpp build (transpile profile)"
+    )
+    parser.add_argument(
         "--layout", choices=("packed", "nchw"), default="packed",
         help="packed: convolutions in NCHW[x]c (AlterOpLayout); nchw: as the model is written",
     )
@@ -396,6 +399,10 @@ def main(argv=None) -> int:
         )
         if before and "latency" in before:
             print(f"before: median {before['latency']['median'] * 1e3:.1f} ms")
+    if args.in_program:
+        profile = in_program_profile(args.model, layout=args.layout)
+        result["in_program"] = profile.to_json()
+        print("\nin the program (profiling build of the cpp backend):\n" + profile.format(top=args.top))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))
     return 0

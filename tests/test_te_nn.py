@@ -48,6 +48,8 @@ CASES = [
     case("nn.matmul", [((4, 8), F32), ((8, 3), F32)]),
     case("nn.matmul", [((8, 4), F32), ((3, 8), F32)], {"transpose_a": True, "transpose_b": True}, id="matmul-tt"),
     case("nn.matmul", [((2, 4, 8), F32), ((8, 3), F32)], id="matmul-3d"),
+    case("nn.contrib_dense_pack", [((4, 8), F32), ((2, 8, 16), F32)], {"weight_layout": "NC16n"}),
+    case("nn.contrib_dense_pack", [((2, 3, 8), F32), ((1, 8, 10), F32)], {"weight_layout": "NC10n"}, id="dense_pack-3d"),
     case("nn.batch_matmul", [((2, 4, 8), F32), ((2, 3, 8), F32)], {"transpose_b": True}),
     case("nn.batch_matmul", [((2, 4, 8), F32), ((2, 8, 3), F32)], {"transpose_b": False}, id="batch_matmul-nn"),
     case(

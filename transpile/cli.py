@@ -50,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="cpp only: write a source bundle (C++, C kernels, Makefile) that builds with only g++, no TVM",
     )
+    _add_tuning_options(build)
     _add_progress_options(build)
 
     run = commands.add_parser("run", help="run a function of FILE (default backend: the reference interpreter)")
@@ -62,7 +63,21 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ARG",
         help="arguments: .npy files or Python literals (3, 2.5, True, [[1, 2], [3, 4]])",
     )
+    _add_tuning_options(run)
     _add_progress_options(run)
+
+    profile = commands.add_parser(
+        "profile", help="run FILE's program built for profiling (cpp, tir); per kernel: calls, time, share, GFLOP/s"
+    )
+    _add_source_options(profile)
+    _add_backend_options(profile, default="cpp")
+    profile.add_argument("--runs", type=int, default=10, help="timed runs (default: 10, after one warm-up run)")
+    profile.add_argument("--top", type=int, default=None, help="show only the N kernels taking the most time")
+    profile.add_argument("--json", metavar="FILE", help="also write the profile as JSON")
+    profile.add_argument(
+        "args", nargs="*", metavar="ARG", help="arguments as for `run`; random ones of the right shapes if none are given"
+    )
+    _add_progress_options(profile)
 
     cache = commands.add_parser("cache", help="the native build cache: `cache info`, `cache clear [--backend NAME]`")
     cache_commands = cache.add_subparsers(dest="cache_command", required=True, metavar="ACTION")
@@ -113,6 +128,25 @@ def _add_backend_options(sub: argparse.ArgumentParser, default) -> None:
         f"backend name (default: {default})",
     )
     sub.add_argument("--entry", default="main", help="global function to compile (default: main)")
+
+
+def _add_tuning_options(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--tune",
+        action="store_true",
+        help="cpp, tir: tune the matmul / conv kernels with meta_schedule (results cached and reused; "
+        "a kernel keeps its hand schedule where that is as fast)",
+    )
+    sub.add_argument("--trials", type=int, metavar="N", help="tuning trials per kernel (implies --tune; default: 32)")
+
+
+def _tuning(opts) -> dict:
+    """The backend option for --tune / --trials N: {"tune": True or N}, or nothing."""
+    if opts.trials is not None:
+        if opts.trials <= 0:
+            raise CliError("--trials needs a positive number")
+        return {"tune": opts.trials}
+    return {"tune": True} if opts.tune else {}
 
 
 _META_REMEDY = (
@@ -283,9 +317,11 @@ def _cmd_build(opts) -> int:
     from .backends import build
 
     if opts.standalone:
+        if _tuning(opts):
+            raise CliError("--tune applies to cpp and tir libraries, not to the standalone bundle (portable C kernels)")
         return _build_standalone(opts)
     mod, _ = _load_module(opts.file, opts.prelude, opts.params, getattr(opts, "entry", "main"))
-    artifact = build(mod, backend=opts.backend, entry=opts.entry)
+    artifact = build(mod, backend=opts.backend, entry=opts.entry, **_tuning(opts))
     directory = artifact.export(opts.output)
     print(f"built {opts.file} with backend '{opts.backend}' into {directory}")
     return 0
@@ -316,7 +352,7 @@ def _cmd_run(opts) -> int:
     ]
     from .backends import compile as compile_program
 
-    result = compile_program(mod, backend=opts.backend, entry=opts.entry)(*args)
+    result = compile_program(mod, backend=opts.backend, entry=opts.entry, **_tuning(opts))(*args)
     print(_format_value(result))
     if opts.output:
         if not isinstance(result, np.ndarray):
@@ -325,8 +361,33 @@ def _cmd_run(opts) -> int:
     return 0
 
 
+def _cmd_profile(opts) -> int:
+    import json
+
+    from .backends import build
+    from .profiling import random_arguments
+
+    if opts.backend not in ("cpp", "tir"):
+        raise CliError(f"profiling needs a native backend (-b cpp or -b tir), not '{opts.backend}'")
+    mod, _ = _load_module(opts.file, opts.prelude, opts.params, opts.entry)
+    if opts.entry not in mod:
+        raise CliError(f"{opts.file} has no function @{opts.entry}")
+    params = list(mod[opts.entry].params)
+    raw = [_parse_arg(a, i + 1) for i, a in enumerate(opts.args)]
+    args = [_coerce_to_param(v, p.checked_type, i + 1) for i, (v, p) in enumerate(zip(raw, params))] + raw[len(params) :]
+    if not args:
+        args = random_arguments(mod[opts.entry])
+    artifact = build(mod, backend=opts.backend, entry=opts.entry, profile=True)
+    report = artifact.profile(*args, runs=opts.runs)
+    print(report.format(top=opts.top))
+    if opts.json:
+        _write_or_print(json.dumps(report.to_json(), indent=1), opts.json)
+    return 0
+
+
 _COMMANDS = {
     "check": _cmd_check,
+    "profile": _cmd_profile,
     "backends": _cmd_backends,
     "emit": _cmd_emit,
     "build": _cmd_build,
@@ -340,7 +401,7 @@ def main(argv=None) -> int:
     # Run arguments may follow options (`run FILE --entry f 3 4`): collect leftovers as arguments.
     opts, leftovers = parser.parse_known_args(argv)
     if leftovers:
-        if opts.command != "run" or any(t.startswith("--") for t in leftovers):
+        if opts.command not in ("run", "profile") or any(t.startswith("--") for t in leftovers):
             parser.error(f"unrecognized arguments: {' '.join(leftovers)}")
         opts.args = list(opts.args) + leftovers
     debug = getattr(opts, "debug", False)

@@ -49,4 +49,8 @@ def source_key(backend_name: str, mod, entry: str, options: dict, toolchain: str
     ):
         digest.update(part.encode("utf-8"))
         digest.update(b"\0")
+    if options.get("profile"):  # a profiling build reports source lines: where each call sits matters
+        from ..profiling import source_positions_digest
+
+        digest.update(source_positions_digest(mod).encode())
     return digest.hexdigest()[:32]

@@ -214,6 +214,14 @@ class NativeArtifact(Artifact):
     def make_callable(self):
         raise NotImplementedError
 
+    def profile(self, *args, runs: int = 10, warmup: int = 1):
+        """Per-kernel calls, time, share and GFLOP/s of `runs` runs on `args` (a transpile.profiling.Profile).
+
+        Needs a profiling build: `transpile.build(mod, backend=..., profile=True)`."""
+        from ..profiling import profile_artifact
+
+        return profile_artifact(self, args, runs=runs, warmup=warmup)
+
     def exported_files(self) -> list[str]:
         return [self.info["library"]]
 

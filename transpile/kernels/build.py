@@ -9,7 +9,15 @@ from pathlib import Path
 from .lower import KernelLoweringError, check_kernel_name, lower_kernel
 from .threads import configure_threads
 
-__all__ = ["KernelLibrary", "build_kernels", "build_c_source", "symbol_of", "OBJECT_NAME", "C_SOURCE_NAME"]
+__all__ = [
+    "KernelLibrary",
+    "build_kernels",
+    "build_c_source",
+    "scheduled_functions",
+    "symbol_of",
+    "OBJECT_NAME",
+    "C_SOURCE_NAME",
+]
 
 log = logging.getLogger(__name__)
 
@@ -47,17 +55,17 @@ def _check_names(kernels) -> None:
         seen.add(kernel.name)
 
 
-def _lowered_module(kernels, target, schedule: bool):
-    import tvm
-
+def scheduled_functions(kernels, target, schedule: bool = True, tune: int = 0) -> tuple[dict, dict]:
+    """({kernel name: PrimFunc}, {kernel name: schedule kind}): each kernel lowered and scheduled
+    for `target` by the hand schedules; with `tune` trials per kernel, tunable kernels are tuned by
+    meta_schedule (tuning.py) and run the tuned schedule where it is faster (kind "meta_schedule")."""
+    from .. import progress
     from .schedules import choose_schedule
 
-    from .. import progress
-
-    functions, kinds = {}, {}
+    functions, kinds, unscheduled = {}, {}, {}
     with progress.stage("kernels: lower and schedule", total=len(kernels)) as stage:
         for kernel in kernels:
-            func = lower_kernel(kernel, schedule=False)
+            func = unscheduled[kernel.name] = lower_kernel(kernel, schedule=False)
             if schedule:
                 mod, kinds[kernel.name] = choose_schedule(func, kernel, target)
                 func = mod[kernel.name]
@@ -65,13 +73,29 @@ def _lowered_module(kernels, target, schedule: bool):
                 kinds[kernel.name] = "none"
             functions[kernel.name] = func
             stage.advance(1, detail=kernel.name)
+    if schedule and tune and target.kind.name == "llvm":
+        from .tuning import tune_kernels
+
+        for name, choice in tune_kernels(kernels, unscheduled, functions, target, tune).items():
+            if choice.schedule == "tuned":
+                kinds[name] = "meta_schedule"
+    return functions, kinds
+
+
+def _lowered_module(kernels, target, schedule: bool, tune: int = 0):
+    import tvm
+
+    functions, kinds = scheduled_functions(kernels, target, schedule, tune)
     return tvm.IRModule(functions), kinds
 
 
-def build_kernels(kernels, out_dir, target=None, schedule: bool = True, c_source: bool = False) -> KernelLibrary:
+def build_kernels(
+    kernels, out_dir, target=None, schedule: bool = True, c_source: bool = False, tune: int = 0
+) -> KernelLibrary:
     """Lowers, schedules and compiles `kernels` (LIR Kernels with unique C-identifier names) into
     `out_dir/kernels.o` for `target` (default: the host CPU); with c_source=True also writes
-    `out_dir/kernels.c` from TVM's `c` target (scheduled for it: no vectorize/parallel).
+    `out_dir/kernels.c` from TVM's `c` target (scheduled for it: no vectorize/parallel); `tune`:
+    trials per tunable kernel for meta_schedule (0: hand schedules only; see tuning.py).
     An empty list gives a library with no object file."""
     import tvm
 
@@ -88,7 +112,7 @@ def build_kernels(kernels, out_dir, target=None, schedule: bool = True, c_source
         return library
     from .. import progress
 
-    mod, library.schedules = _lowered_module(kernels, target, schedule)
+    mod, library.schedules = _lowered_module(kernels, target, schedule, tune)
     library.object_path = out_dir / OBJECT_NAME
     with progress.stage(f"kernels: LLVM ({len(kernels)} kernels)"):
         executable = tvm.compile(mod, target=target)

@@ -1,6 +1,6 @@
 """Floating-point operation counts of kernels (2 per multiply-add), for GFLOP/s in profiles and benchmarks.
 
-Only the multiply-accumulate operators are counted (convolutions, dense, matmul, batch_matmul):
+Only the multiply-accumulate operators are counted (convolutions, dense (packed too), matmul, batch_matmul):
 they are where a network's arithmetic is, and their count does not depend on the schedule.
 Elementwise work is not counted; a kernel without a counted operator has no FLOP count (None).
 """
@@ -19,6 +19,7 @@ COUNTED_OPS = (
     "nn.contrib_conv2d_NCHWc",
     "nn.conv2d_transpose",
     "nn.dense",
+    "nn.contrib_dense_pack",
     "nn.matmul",
     "nn.batch_matmul",
 )
@@ -88,7 +89,7 @@ def call_flops(op_name: str, attrs, arg_types, out_type) -> int | None:
         # Each input element scatters into (weight elements / input channels) outputs.
         in_channels = _extent(args[0], attrs.data_layout, "C")
         return 2 * math.prod(args[0]) * math.prod(args[1]) // max(in_channels, 1)
-    if op_name == "nn.dense":
+    if op_name in ("nn.dense", "nn.contrib_dense_pack"):
         return 2 * out_elements * args[0][-1]
     if op_name == "nn.matmul":
         a = args[0]

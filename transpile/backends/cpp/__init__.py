@@ -3,7 +3,10 @@
 `emit(program)` returns the C++ source; `build(program)` returns a CppArtifact whose library
 (a TVM-FFI module: `tvm.runtime.load_module(path)["main"]`, W0 `set_input`/`run`/`get_output`,
 and a plain C API declared in `<entry>.h`) comes from a content-addressed cache (see build.py).
-Options: `verify` (check the LIR first, default True), `schedule` (schedule kernels, default True).
+Options: `verify` (check the LIR first, default True), `schedule` (schedule kernels, default True),
+`profile` (a profiling build timing every kernel call, its own cache entry; see transpile/profiling.py),
+`tune` (True or trials per kernel: meta_schedule tunes the matmul / conv kernels, keeping the hand
+schedule where it is as fast; see transpile/kernels/tuning.py).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from .artifact import CppArtifact
 
 __all__ = ["CppBackend", "CppArtifact"]
 
-_OPTIONS = {"verify", "schedule"}
+_OPTIONS = {"verify", "schedule", "profile", "tune"}
 
 
 def _checked(options: dict) -> dict:
@@ -41,6 +44,13 @@ def _checked(options: dict) -> dict:
             f"backend 'cpp' does not take option(s) {', '.join(unknown)}; it takes {', '.join(sorted(_OPTIONS))}"
         )
     return options
+
+
+def _tune_trials(options: dict) -> int:
+    """meta_schedule trials per tunable kernel asked for by the `tune` option (0: not tuned)."""
+    from ...kernels.tuning import trials_of
+
+    return trials_of(options.get("tune"))
 
 
 def _signature_info(program, generated) -> dict:
@@ -87,14 +97,25 @@ class CppBackend(Backend):
         from .codegen import generate
 
         options = _checked(dict(options))
-        generated = run_deep(generate, program, options.get("verify", True))
+        profile = bool(options.get("profile", False))
+        tune = _tune_trials(options)
+        generated = run_deep(generate, program, options.get("verify", True), profile=profile)
         lir_text = run_deep(print_program, program)
+        info = _signature_info(program, generated)
+        if profile:  # what the report joins with the library's timing table, row by row
+            from ...profiling import describe_kernels
+
+            info["profile_kernels"] = describe_kernels(generated.extern_kernels)
         result = build_library(
             generated,
             lir_text,
             program.entry,
-            _signature_info(program, generated),
-            {"schedule": options.get("schedule", True)},
+            info,
+            {
+                "schedule": options.get("schedule", True),
+                **({"profile": True} if profile else {}),
+                **({"tune": tune} if tune else {}),
+            },
             source_key=source_key,
         )
         return CppArtifact(result.directory, result.info)

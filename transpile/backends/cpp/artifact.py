@@ -88,7 +88,9 @@ Compile and link a C program against this directory (DIR: its absolute path):
 or, for a program that moves along with DIR, -Wl,-rpath,'$ORIGIN/<path from the program to DIR>'.
 lib{stem}.so finds the TVM runtime it needs in lib/ (libtvm_runtime.so, libtvm_ffi.so, from
 apache-tvm and apache-tvm-ffi, Apache-2.0) through its RUNPATH $ORIGIN/lib, so move the directory
-as a whole. Kernels use every CPU unless TVM_NUM_THREADS says otherwise.
+as a whole. Kernels use every CPU unless TVM_NUM_THREADS says otherwise; idle kernel threads
+sleep rather than spin (TVM_THREAD_POOL_SPIN_COUNT=0) and are not pinned to cores
+(TVM_BIND_THREADS=0) unless those variables are set.
 
 From Python: transpile.load(DIR). (It loads the installed TVM runtime before lib{stem}.so; a
 tvm_ffi.load_module of lib{stem}.so done before `import tvm` would instead load the copies in lib/,

@@ -201,10 +201,10 @@ class _file_lock:
         return False
 
 
-def _build_kernels(kernels, out_dir: Path, schedule: bool):
+def _build_kernels(kernels, out_dir: Path, schedule: bool, tune: int = 0):
     from ...kernels.build import build_kernels
 
-    return build_kernels(kernels, str(out_dir), schedule=schedule)
+    return build_kernels(kernels, str(out_dir), schedule=schedule, tune=tune)
 
 
 def run_compiler(args: list[str], what: str, cwd: Path | None = None) -> None:
@@ -317,7 +317,9 @@ def build_library(
             if weights is not None:
                 objects.append(str(weights))
             if generated.extern_kernels:
-                lib = _build_kernels(generated.extern_kernels, work, options.get("schedule", True))
+                lib = _build_kernels(
+                    generated.extern_kernels, work, options.get("schedule", True), options.get("tune", 0)
+                )
                 objects.append(str(lib.object_path))
             with progress.stage("C++ compile"):
                 program_job.wait()

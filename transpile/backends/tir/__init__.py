@@ -10,7 +10,9 @@ array of the flattened result tensors) like the cpp backend, the W0 interface
 inputs, the weights blob when the program has constants, outputs; packed kernels by kernel name).
 Constants are one 64-byte aligned blob linked into the library from binary data (backends/weights.py).
 Builds are cached under the framework's source key (`cached_build`), so a hit lowers nothing.
-Options: `verify` (check the LIR first, default True), `schedule` (schedule kernels, default True).
+Options: `verify` (check the LIR first, default True), `schedule` (schedule kernels, default True),
+`profile` (a profiling build timing every kernel call, its own cache entry; see transpile/profiling.py),
+`tune` (True or trials per kernel: meta_schedule tuning, as for cpp; see transpile/kernels/tuning.py).
 
 Supported: tensors (static shapes) and tuples of tensors, `if` on scalars, calls between global
 functions, recursion (self tail calls become `while` loops; other calls are TIR calls; the library's `main`
@@ -30,7 +32,7 @@ from .artifact import TirArtifact
 
 __all__ = ["TirBackend", "TirArtifact"]
 
-_OPTIONS = {"verify", "schedule"}
+_OPTIONS = {"verify", "schedule", "profile", "tune"}
 
 
 def _checked(options: dict) -> dict:
@@ -90,9 +92,15 @@ class TirBackend(Backend):
         _verified(program, options)
         signature = signature_of(program, "main")
         lir_text = None if source_key else run_deep(print_program, program)
-        result = build_library(
-            program, lir_text, signature, {"schedule": options.get("schedule", True)}, source_key=source_key
-        )
+        build_options = {"schedule": options.get("schedule", True)}
+        if options.get("profile"):
+            build_options["profile"] = True
+        from ...kernels.tuning import trials_of
+
+        tune = trials_of(options.get("tune"))
+        if tune:
+            build_options["tune"] = tune
+        result = build_library(program, lir_text, signature, build_options, source_key=source_key)
         return TirArtifact(result.directory, result.info)
 
     def load_artifact(self, directory: Path, manifest: dict) -> TirArtifact:

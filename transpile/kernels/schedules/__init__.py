@@ -1,7 +1,10 @@
 """Schedules for kernels on the host CPU, chosen by the kernel's pattern kind and master operator.
 
 - dense / matmul / batch_matmul (a two-input multiply-accumulate block): register-tiled
-  micro-kernel, vectorized over output columns, parallel over tiles, epilogue inlined.
+  micro-kernel, vectorized over output columns, parallel over tiles, epilogue inlined; weights
+  pre-packed by AlterDenseLayout (contrib_dense_pack, NC{n}n) are streamed as they are, an [N, K]
+  operand is re-packed inside the kernel (per batch for batch_matmul). meta_schedule tuning, when
+  asked for, competes with these per kernel (../tuning.py).
 - conv2d NCHW: output-channel x output-width register tile, vectorized, parallel over rows.
 - conv2d / depthwise conv2d on channel-blocked NCHW[x]c (contrib_conv2d_NCHWc, from AlterOpLayout):
   output pixels x channel block in registers, the block vectorized (conv_packed).

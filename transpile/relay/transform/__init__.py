@@ -11,6 +11,7 @@ forward), canonicalize_ops, simplify_expr, eliminate_common_subexpr, dead_code; 
 Pass / PassContext / Sequential, optimize the build order.
 """
 
+from .alter_dense_layout import AlterDenseLayout
 from .alter_op_layout import AlterOpLayout
 from .canonicalize_ops import CanonicalizeOps
 from .dead_code import DeadCodeElimination, RemoveUnusedFunctions
@@ -50,6 +51,7 @@ __all__ = [
     "ForwardFoldScaleAxis",
     "CanonicalizeOps",
     "AlterOpLayout",
+    "AlterDenseLayout",
     "SimplifyExpr",
     "EliminateCommonSubexpr",
     "DeadCodeElimination",

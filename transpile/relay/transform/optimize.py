@@ -5,10 +5,10 @@ The order follows TVM's GetPassPrefix (relay/backend/utils.cc), minus what we do
 
     SimplifyInference (0) · EliminateCommonSubexpr (3) · FoldConstant (2) · FoldScaleAxis (3:
     backward, forward, FoldConstant) · CanonicalizeOps (3) · SimplifyExpr (0) ·
-    [AlterOpLayout (3)] · FoldConstant (2) · DeadCodeElimination (1)
+    [AlterOpLayout (3) · AlterDenseLayout (3)] · FoldConstant (2) · DeadCodeElimination (1)
 
-AlterOpLayout (channel-blocked NCHWc convolutions, weights re-packed by the FoldConstant after
-it) runs only when asked (`alter_layout=True`): backends whose kernels TVM compiles want it; the
+AlterOpLayout (channel-blocked NCHWc convolutions) and AlterDenseLayout (dense on column-blocked
+weights), with the weights re-packed by the FoldConstant after them, run only when asked (`alter_layout=True`): backends whose kernels TVM compiles want it; the
 numpy kernels of the Python backend and the interpreter would only pay for the packing.
 
 CanonicalizeOps comes before SimplifyExpr here (TVM: after), so that the add a bias_add becomes
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from ..deep import run_deep
 from ..module import IRModule
+from .alter_dense_layout import AlterDenseLayout
 from .alter_op_layout import AlterOpLayout
 from .canonicalize_ops import CanonicalizeOps
 from .dead_code import DeadCodeElimination
@@ -49,7 +50,7 @@ def optimization_passes(alter_layout: bool = False) -> Sequential:
             FoldScaleAxis(),
             CanonicalizeOps(),
             SimplifyExpr(),
-            *([AlterOpLayout()] if alter_layout else []),
+            *([AlterOpLayout(), AlterDenseLayout()] if alter_layout else []),
             FoldConstant(),
             DeadCodeElimination(),
         ],
@@ -66,7 +67,8 @@ def optimize(
     disabled_pass=(),
 ) -> IRModule:
     """`mod` after the graph-level passes enabled at `opt_level` (0: `mod` itself, unchanged);
-    `alter_layout` adds AlterOpLayout (packed NCHWc convolutions) for TVM-compiled kernels.
+    `alter_layout` adds AlterOpLayout (packed NCHWc convolutions) and AlterDenseLayout (pre-packed
+    dense weights) for TVM-compiled kernels.
 
     Passes required or disabled by the enclosing PassContext (`with PassContext(disabled_pass=[...])`)
     stay required or disabled.

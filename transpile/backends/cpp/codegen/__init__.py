@@ -47,7 +47,7 @@ def _plain_identifier(name: str) -> str:
 
 
 class ProgramWriter:
-    def __init__(self, program, big_stack: bool, standalone: bool = False):
+    def __init__(self, program, big_stack: bool, standalone: bool = False, profile: bool = False):
         self.program = program
         self.big_stack = big_stack
         self.standalone = standalone  # the TVM-free flavour (transpile_rt_standalone.h, C API only)
@@ -64,7 +64,9 @@ class ProgramWriter:
         self._constants = {c.name: self.names.bind(("const", c.name), f"c_{c.name}") for c in program.constants}
         self.weights = [c for c in program.constants if not is_cpp_scalar(c.type)]
         self.weights_layout = WeightsLayout.of(self.weights)
-        self.kernel_writer = KernelWriter(self.types, self.names)
+        # A profiling build times every TVM kernel call (see transpile/profiling.py).
+        self.profiled = [k for k in program.kernels if not is_inline_kernel(k)] if profile else None
+        self.kernel_writer = KernelWriter(self.types, self.names, self.profiled)
         self.marshal = Marshal(self.types, program)
         self.export_name = _plain_identifier(program.entry)
         self.c_prefix = "transpile_" + self.export_name
@@ -118,6 +120,7 @@ class ProgramWriter:
         if kernels:
             out += ["", "// ---------------------------------------------------------------- kernels", ""]
             out += self.kernel_writer.declarations(kernels)
+            out += self.kernel_writer.profile_table()
             for kernel in kernels:
                 out.append("")
                 out += self.kernel_writer.definition(kernel, self.kernel_name(kernel.name))
@@ -155,16 +158,19 @@ class ProgramWriter:
         return "\n".join(out) + "\n", ("\n".join(header) if header else None), extern
 
 
-def generate(program, verify: bool = True, standalone: bool = False) -> Generated:
+def generate(program, verify: bool = True, standalone: bool = False, profile: bool = False) -> Generated:
     """The C++ of `program`; `standalone` selects the TVM-free flavour of the source bundle: it
-    includes transpile_rt_standalone.h and exports only the plain C API (tensor-only entries)."""
+    includes transpile_rt_standalone.h and exports only the plain C API (tensor-only entries).
+    `profile`: a profiling build, timing each TVM kernel call (rows: `extern_kernels`' order)."""
     from ....lir import verify as verify_program
     from ...signature import needs_big_stack
 
     if verify:
         verify_program(program)
     big = needs_big_stack(program)
-    writer = ProgramWriter(program, big, standalone)
+    if profile and standalone:
+        raise UnsupportedFeatureError("profiling a standalone bundle", "cpp")
+    writer = ProgramWriter(program, big, standalone, profile)
     source, header, extern = writer.source()
     return Generated(
         source=source,

@@ -124,12 +124,49 @@ def _body_is_simple(kernel) -> bool:
     return True
 
 
-class KernelWriter:
-    """C++ definitions of the program's kernels (`k_<name>` functions)."""
+PROFILE_TABLE = "transpile_kernel_times"  # a profiling build's per-kernel counters (trt::KernelTimes)
 
-    def __init__(self, types, names):
+
+class KernelWriter:
+    """C++ definitions of the program's kernels (`k_<name>` functions).
+
+    `profiled`: in a profiling build, the TVM kernels in the order of the timing table; each of
+    their call sites then goes through trt::call_timed with the kernel's row."""
+
+    def __init__(self, types, names, profiled=None):
         self.types = types
         self.names = names
+        self.profile_rows = {k.name: i for i, k in enumerate(profiled)} if profiled is not None else None
+        if profiled is not None:
+            names.reserve(PROFILE_TABLE)
+
+    def _call(self, kernel, args_count: int) -> str:
+        """The statement running the TVM kernel on `args` (timed in a profiling build)."""
+        if self.profile_rows is None:
+            return f"  trt::call({kernel_symbol(kernel)}, args, {args_count});"
+        row = self.profile_rows[kernel.name]
+        return f"  trt::call_timed({PROFILE_TABLE}[{row}], {kernel_symbol(kernel)}, args, {args_count});"
+
+    def profile_table(self) -> list[str]:
+        """A profiling build's counters and the two C functions reading and clearing them."""
+        if self.profile_rows is None:
+            return []
+        count = len(self.profile_rows)
+        size = max(count, 1)
+        return [
+            "// Profiling build: calls and nanoseconds per TVM kernel, rows in info.json's profile_kernels order.",
+            f"static trt::KernelTimes {PROFILE_TABLE}[{size}];",
+            'extern "C" TRT_EXPORT int64_t transpile_profile_read(int64_t* calls, int64_t* nanoseconds, int64_t capacity) {',
+            f"  for (int64_t i = 0; i < {count} && i < capacity; ++i) {{",
+            f"    calls[i] = {PROFILE_TABLE}[i].calls.load(std::memory_order_relaxed);",
+            f"    nanoseconds[i] = {PROFILE_TABLE}[i].nanoseconds.load(std::memory_order_relaxed);",
+            "  }",
+            f"  return {count};",
+            "}",
+            'extern "C" TRT_EXPORT void transpile_profile_reset(void) {',
+            f"  for (auto& row : {PROFILE_TABLE}) row.calls.store(0), row.nanoseconds.store(0);",
+            "}",
+        ]
 
     def declarations(self, kernels) -> list[str]:
         externs = [k for k in kernels if not is_inline_kernel(k)]
@@ -249,7 +286,7 @@ class KernelWriter:
                 args.append(f"trt::arg(out{j})")
                 out_names.append(f"out{j}")
         lines.append(f"  const TVMFFIAny args[] = {{{', '.join(args)}}};")
-        lines.append(f"  trt::call({kernel_symbol(kernel)}, args, {len(args)});")
+        lines.append(self._call(kernel, len(args)))
         lines.append(f"  return {self._rebuild(kernel.result, iter(out_names))};")
         lines.append("}")
         return lines
@@ -279,7 +316,7 @@ class KernelWriter:
             f"static inline void {into_name(cpp_name)}({', '.join(params)}) {{",
             *lines,
             f"  const TVMFFIAny args[] = {{{', '.join(args)}}};",
-            f"  trt::call({kernel_symbol(kernel)}, args, {len(args)});",
+            self._call(kernel, len(args)),
             "}",
         ]
 

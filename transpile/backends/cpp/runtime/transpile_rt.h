@@ -18,6 +18,8 @@
 #include <tvm/runtime/c_backend_api.h>
 #include <sched.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -81,6 +83,24 @@ inline void call(int (*fn)(void*, const TVMFFIAny*, int32_t, TVMFFIAny*), const 
   TVM_FFI_CHECK_SAFE_CALL(fn(nullptr, args, num_args, &ret));
 }
 
+// A profiling build (option profile=True) calls kernels through call_timed instead, which adds each
+// call's steady_clock duration to the kernel's row of the library's table (transpile/profiling.py
+// reads it). Normal builds never reference it: no clock reads, no table.
+struct KernelTimes {
+  std::atomic<int64_t> calls{0};
+  std::atomic<int64_t> nanoseconds{0};
+};
+
+inline void call_timed(KernelTimes& times, int (*fn)(void*, const TVMFFIAny*, int32_t, TVMFFIAny*),
+                       const TVMFFIAny* args, int32_t num_args) {
+  const auto start = std::chrono::steady_clock::now();
+  call(fn, args, num_args);
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  times.calls.fetch_add(1, std::memory_order_relaxed);  // relaxed: kernels may run on several threads
+  times.nanoseconds.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count(),
+                              std::memory_order_relaxed);
+}
+
 }  // namespace trt
 
 // ---------------------------------------------------------------- the kernels' environment
@@ -114,8 +134,15 @@ __attribute__((constructor)) static void init_kernel_environment() {
   __TVMFFIErrorSetRaisedFromCStr = reinterpret_cast<void*>(&TVMFFIErrorSetRaisedFromCStr);
   __TVMFFIEnvModLookupFromImports = reinterpret_cast<void*>(&TVMFFIEnvModLookupFromImports);
   __TVMFFIHandleInitOnce = reinterpret_cast<void*>(&TVMFFIHandleInitOnce);
-  // TVM's thread pool defaults to half the logical CPUs on x86 (1 on a 2-vCPU machine); use all of
-  // them unless the user chose. Before the first kernel runs: the pool reads this once, when created.
+  // TVM's thread pool, tuned for a machine other processes share (README, "Threads"), unless the
+  // user chose: its workers wait passively (by default each calls sched_yield 300000 times after
+  // every task, and a yielding worker queues behind the other process's time slice instead of being
+  // woken ahead of it: ResNet-50 ran 3-30x slower next to one busy process), and no thread is pinned
+  // to a core (a pinned worker cannot leave the busy core, and pinning ignores the process's own
+  // CPU mask). Set before the first kernel runs: TVM reads them when its pool starts.
+  setenv("TVM_THREAD_POOL_SPIN_COUNT", "0", 0);
+  setenv("TVM_BIND_THREADS", "0", 0);
+  // TVM's pool defaults to half the logical CPUs on x86 (1 on a 2-vCPU machine); use all of them.
   if (std::getenv("TVM_NUM_THREADS") || std::getenv("OMP_NUM_THREADS")) return;
   cpu_set_t set;
   int n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;

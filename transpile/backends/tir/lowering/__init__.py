@@ -125,11 +125,12 @@ def module_script(program, direct_kernels=frozenset()) -> str:
     return ModuleScript(program, direct_kernels).text()
 
 
-def lower_program(program, schedule: bool = True) -> LoweredProgram:
-    """The program as an IRModule (verified LIR in, UnsupportedFeatureError for what TIR cannot hold)."""
+def lower_program(program, schedule: bool = True, tune: int = 0) -> LoweredProgram:
+    """The program as an IRModule (verified LIR in, UnsupportedFeatureError for what TIR cannot hold);
+    `tune`: meta_schedule trials per tunable kernel (0: hand schedules only)."""
     import tvm
 
-    kernels = lower_kernels(program, schedule)
+    kernels = lower_kernels(program, schedule, tune=tune)
     script = ModuleScript(program, frozenset(kernels.direct))
     text = script.text()
     try:

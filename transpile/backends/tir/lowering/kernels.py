@@ -41,27 +41,18 @@ def _private(func):
     return tirx.PrimFunc(handles, body, attrs=func.attrs).without_attr("global_symbol")
 
 
-def lower_kernels(program, schedule: bool = True, target=None) -> KernelFunctions:
-    from .... import progress
-    from ....kernels.lower import lower_kernel
-    from ....kernels.schedules import choose_schedule
+def lower_kernels(program, schedule: bool = True, target=None, tune: int = 0) -> KernelFunctions:
+    """The program's kernels from the shared kernel compiler (hand schedules, or tuned: `tune` trials)."""
+    from ....kernels.build import scheduled_functions
     from ....kernels.target import host_target
 
     target = host_target() if target is None else target
-    functions, kinds, direct = {}, {}, set()
-    with progress.stage("kernels: lower and schedule", total=len(program.kernels)) as stage:
-        for kernel in program.kernels:
-            func = lower_kernel(kernel, schedule=False)
-            if schedule:
-                mod, kinds[kernel.name] = choose_schedule(func, kernel, target)
-                func = mod[kernel.name]
-            else:
-                kinds[kernel.name] = "none"
-            if _callable_directly(func):
-                func = _private(func)
-                direct.add(kernel.name)
-            functions[kernel.name] = func
-            stage.advance(1, detail=kernel.name)
+    functions, kinds = scheduled_functions(program.kernels, target, schedule, tune)
+    direct = set()
+    for name, func in functions.items():
+        if _callable_directly(func):
+            functions[name] = _private(func)
+            direct.add(name)
     return KernelFunctions(functions, kinds, direct)
 
 

@@ -262,6 +262,11 @@ int64_t get_num_outputs() { return program().num_outputs; }
 int64_t get_input_index(ffi::String name) { return input_index(ffi::Any(name)); }
 
 __attribute__((constructor)) void configure_threads() {
+  // Passive waits and no pinning unless the user chose: TVM's defaults (300000 sched_yield calls per
+  // idle worker, workers pinned to cores) slow kernels several-fold next to another busy process
+  // (see transpile_rt.h and README, "Threads").
+  setenv("TVM_THREAD_POOL_SPIN_COUNT", "0", 0);
+  setenv("TVM_BIND_THREADS", "0", 0);
   // TVM's pool defaults to half the logical CPUs on x86; use all of them unless the user chose.
   if (std::getenv("TVM_NUM_THREADS") || std::getenv("OMP_NUM_THREADS")) return;
   cpu_set_t set;
