@@ -81,3 +81,19 @@ def test_a_hit_in_a_fresh_process_imports_no_compiler(cache_dir):
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "HEAVY []" in proc.stdout
+
+
+def test_loading_imports_tvm_ffi_without_torch():
+    """apache-tvm-ffi 0.1.14 imports torch (~0.8 s) when it is installed; a cache hit must not pay for it."""
+    script = (
+        "import sys\n"
+        "from transpile.backends.runtime_libs import import_tvm_ffi\n"
+        "import_tvm_ffi()\n"
+        "print('TORCH', 'torch' in sys.modules)\n"
+        "try:\n    import torch\n    print('LATER', torch is not None)\n"
+        "except ImportError:\n    print('LATER', 'absent')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "TORCH False" in proc.stdout
+    assert "LATER True" in proc.stdout or "LATER absent" in proc.stdout  # still importable when installed

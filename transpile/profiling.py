@@ -37,6 +37,8 @@ __all__ = [
     "profile_artifact",
     "profile",
     "random_arguments",
+    "source_positions_digest",
+    "OUTSIDE",
     "READ_SYMBOL",
     "RESET_SYMBOL",
 ]
@@ -95,7 +97,7 @@ def kernel_signature(kernel) -> str:
         if conv is not None:
             kind = "dwconv" if conv["groups"] > 1 and conv["groups"] == conv["in_channels"] else "conv"
             kh, kw = conv["kernel"]
-            (h, w) = conv["in_size"]
+            h, w = conv["in_size"]
             return f"{kind} {kh}x{kw}/{conv['stride']} {conv['in_channels']}->{conv['out_channels']} {h}x{w}"
         shapes = " * ".join("x".join(str(d) for d in t.shape) for t in types(call)[:2])
         return f"{call.op.name.rsplit('.', 1)[-1]} {shapes}"
@@ -258,12 +260,16 @@ class Profile:
         right = {0, 2, 3, 4, 5, 6}
 
         def line(cells):
-            return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+            return "  ".join(
+                c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))
+            ).rstrip()
 
         lines = [self._header(per_run), "", line(columns), line(["-" * w for w in widths]), *map(line, table)]
         if self.untimed:
             names = ", ".join(self.untimed[:6]) + (", ..." if len(self.untimed) > 6 else "")
-            lines.append(f"{len(self.untimed)} kernels compiled into their callers are not timed (their time is outside kernels): {names}")
+            lines.append(
+                f"{len(self.untimed)} kernels compiled into their callers are not timed (their time is outside kernels): {names}"
+            )
         return "\n".join(lines)
 
     def _header(self, per_run: float) -> str:
@@ -274,7 +280,9 @@ class Profile:
         )
         if self.gflops:
             header += f", {self.gflops:.1f} GFLOP/s overall"
-        return header + "".join(f"; {fact}" for fact in (self.threads, f"load {self.load}" if self.load else "") if fact)
+        return header + "".join(
+            f"; {fact}" for fact in (self.threads, f"load {self.load}" if self.load else "") if fact
+        )
 
     def _cells(self, index: str, r: KernelRow, scale: float, calls: bool = True, per_call: bool = True) -> list:
         operators = ",".join(op.rsplit(".", 1)[-1] for op in r.info.ops)
@@ -411,7 +419,9 @@ def random_arguments(function, seed: int = 1) -> list:
     return [value(p.checked_type, p.name_hint) for p in function.params]
 
 
-def profile(target, *args, backend: str = "cpp", runs: int = 10, entry: str = "main", params=None, **options) -> Profile:
+def profile(
+    target, *args, backend: str = "cpp", runs: int = 10, entry: str = "main", params=None, **options
+) -> Profile:
     """Builds `entry` of the program for profiling with `backend` (cpp or tir) and profiles `runs` runs
     on `args` (random arguments of the right shapes when none are given)."""
     from .backends.api import build, prepare

@@ -171,8 +171,7 @@ def load_library(path: Path):
     key = str(Path(path).resolve())
     module = _loaded.get(key)
     if module is None:
-        import tvm_ffi
-
+        tvm_ffi = runtime_libs.import_tvm_ffi()
         runtime_libs.preload()  # its NEEDED runtime resolves to the wheels', not to copies beside it
         try:
             module = tvm_ffi.load_module(key)

@@ -89,13 +89,32 @@ def copy_bundled(directory: Path, destination: Path) -> list[str]:
     return names
 
 
+def import_tvm_ffi():
+    """`import tvm_ffi`, without the `import torch` (~0.8 s) apache-tvm-ffi 0.1.14 does first whenever
+    torch is installed (a work-around for one Windows symbol clash); nothing here uses torch, and a
+    cache hit must stay fast. torch stays importable afterwards, and an already imported one is kept."""
+    import sys
+
+    if "tvm_ffi" in sys.modules or "torch" in sys.modules:
+        import tvm_ffi
+
+        return tvm_ffi
+    sys.modules["torch"] = None  # `import torch` raises ImportError, which tvm_ffi catches
+    try:
+        import tvm_ffi
+    finally:
+        if sys.modules.get("torch", 0) is None:
+            del sys.modules["torch"]
+    return tvm_ffi
+
+
 @functools.lru_cache(maxsize=None)
 def preload() -> None:
     """Loads the installed wheels' runtime libraries into this process, once, before a library of
     ours (see the module docstring). Without the tvm wheel a library falls back on its lib/ copies."""
     import ctypes
 
-    import tvm_ffi  # noqa: F401  (loads the wheel's libtvm_ffi.so)
+    import_tvm_ffi()  # loads the wheel's libtvm_ffi.so
 
     for name in RUNTIME_LIBRARIES:
         try:
