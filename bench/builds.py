@@ -284,7 +284,8 @@ def _targets(rows: list[Row]) -> list[str]:
 # ----- command line ------------------------------------------------------------------------------
 
 
-def _names(text: str, known, what: str) -> list[str]:
+def comma_separated(text: str, known, what: str) -> list[str]:
+    """The names in a comma-separated option, each checked against `known` (shared by the bench commands)."""
     names = [n.strip() for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in known]
     if unknown:
@@ -307,8 +308,8 @@ def parse_args(argv):
     parser.add_argument("--repeats", type=int, default=3, help="cache-hit processes per row (median; default 3)")
     parser.add_argument("--out", default="bench/BUILDS.md", help="Markdown report to write (default: bench/BUILDS.md)")
     opts = parser.parse_args(argv)
-    opts.models = _names(opts.models, list(ALL_MODELS), "model")
-    opts.backends = _names(opts.backends, list(BACKENDS), "backend")
+    opts.models = comma_separated(opts.models, list(ALL_MODELS), "model")
+    opts.backends = comma_separated(opts.backends, list(BACKENDS), "backend")
     return opts
 
 

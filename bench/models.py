@@ -38,6 +38,7 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from . import model_peers as peers  # noqa: E402
+from .builds import comma_separated  # noqa: E402
 
 MODELS = ("mnist", "mobilenet_v2", "resnet50_v2")
 TITLES = {"mnist": "MNIST", "mobilenet_v2": "MobileNet v2", "resnet50_v2": "ResNet-50 v2"}
@@ -388,14 +389,6 @@ def render(rows: list[Row], command: str, opts, load_start, load_end, preloaded,
 # ----- command line ------------------------------------------------------------------------------
 
 
-def _names(text: str, known, what: str) -> list[str]:
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise SystemExit(f"unknown {what}(s): {', '.join(unknown)}; known: {', '.join(known)}")
-    return names
-
-
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog="python -m bench models", description=__doc__.split("\n")[0])
     parser.add_argument("--models", default=",".join(MODELS), help=f"comma-separated (default {','.join(MODELS)})")
@@ -409,8 +402,8 @@ def parse_args(argv):
     parser.add_argument("--threads", type=int, default=2, help="threads for every system (default 2)")
     parser.add_argument("--out", default="bench/MODELS.md", help="Markdown report to write (default: bench/MODELS.md)")
     opts = parser.parse_args(argv)
-    opts.models = _names(opts.models, MODELS, "model")
-    opts.peers = _names(opts.peers, peers.SYSTEMS, "system")
+    opts.models = comma_separated(opts.models, MODELS, "model")
+    opts.peers = comma_separated(opts.peers, peers.SYSTEMS, "system")
     if opts.rounds < 1 or opts.threads < 1:
         raise SystemExit("--rounds and --threads must be at least 1")
     return opts
