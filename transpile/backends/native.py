@@ -27,6 +27,7 @@ __all__ = [
     "load_library",
     "NativeArtifact",
     "cached_entry",
+    "NativeBuildCache",
 ]
 
 _loaded: dict = {}  # library path -> tvm_ffi Module (a library is loaded once per process)
@@ -158,6 +159,21 @@ def cached_entry(backend_name: str, key: str) -> tuple[Path, dict] | None:
     if not cache.touch(directory):  # evicted since it was read: rebuild (a touched entry is spared)
         return None
     return directory, info
+
+
+class NativeBuildCache:
+    """The build-cache hooks of a backend whose artifacts live in `<cache>/<name>/<key>/`
+    (mixed into cpp and tir before Backend); `artifact_class` makes the artifact of a hit."""
+
+    artifact_class = None
+
+    def cache_identity(self) -> str:
+        """What besides the program and the compiler's code decides a library: the toolchain."""
+        return toolchain_key()
+
+    def cached_build(self, key: str):
+        hit = cached_entry(self.name, key)
+        return self.artifact_class(*hit) if hit else None
 
 
 def load_library(path: Path):

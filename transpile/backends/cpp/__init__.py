@@ -25,6 +25,7 @@ from ..base import (
     REFS,
     Backend,
 )
+from ..native import NativeBuildCache
 from .artifact import CppArtifact
 
 __all__ = ["CppBackend", "CppArtifact"]
@@ -61,12 +62,13 @@ def _signature_info(program, generated) -> dict:
     return {"signature": signature, "tags": tags}
 
 
-class CppBackend(Backend):
+class CppBackend(NativeBuildCache, Backend):
     """Native code: C++17 over tvm::ffi plus TVM-compiled kernels, linked into one shared library."""
 
     name = "cpp"
     capabilities = frozenset({CLOSURES, ADTS, REFS, POLYMORPHISM, RECURSION, NON_TAIL_RECURSION, DYNAMIC_SHAPES})
     consumes = CONSUMES_LIR
+    artifact_class = CppArtifact
     pipeline_options = {"alter_layout": True}  # kernels compiled by TVM: packed NCHWc convolutions
     description = "C++17 + TVM kernels in one shared library (TVM-FFI module, W0 interface, C API)"
 
@@ -75,18 +77,6 @@ class CppBackend(Backend):
 
         options = _checked(options)
         return generate(program, verify=options.get("verify", True)).source
-
-    def cache_identity(self) -> str:
-        """What besides the program and the compiler's code decides a library: the toolchain."""
-        from .. import native
-
-        return native.toolchain_key()
-
-    def cached_build(self, key: str) -> CppArtifact | None:
-        from .. import native
-
-        hit = native.cached_entry("cpp", key)
-        return CppArtifact(*hit) if hit else None
 
     def build(self, program, source_key: str | None = None, **options) -> CppArtifact:
         """Builds (or finds in the cache) the library of `program`; `source_key` is the framework's

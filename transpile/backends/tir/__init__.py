@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ...errors import TranspileError
 from ..base import CONSUMES_LIR, NON_TAIL_RECURSION, POLYMORPHISM, RECURSION, Backend
+from ..native import NativeBuildCache
 from .artifact import TirArtifact
 
 __all__ = ["TirBackend", "TirArtifact"]
@@ -52,12 +53,13 @@ def _verified(program, options: dict):
     return program
 
 
-class TirBackend(Backend):
+class TirBackend(NativeBuildCache, Backend):
     """TVM TIR: PrimFuncs for kernels and functions in one IRModule, compiled by tvm.compile for the host."""
 
     name = "tir"
     capabilities = frozenset({POLYMORPHISM, RECURSION, NON_TAIL_RECURSION})
     consumes = CONSUMES_LIR
+    artifact_class = TirArtifact
     pipeline_options = {"alter_layout": True}  # kernels compiled by TVM: packed NCHWc convolutions
     description = "TVM TIR IRModule (kernel, function and main PrimFuncs) compiled with tvm.compile; W0 interface"
 
@@ -67,18 +69,6 @@ class TirBackend(Backend):
         options = _checked(options)
         lowered = lower_program(_verified(program, options), schedule=options.get("schedule", True))
         return lowered.module.script()
-
-    def cache_identity(self) -> str:
-        """What besides the program and the compiler's code decides a library: the toolchain."""
-        from .. import native
-
-        return native.toolchain_key()
-
-    def cached_build(self, key: str) -> TirArtifact | None:
-        from .. import native
-
-        hit = native.cached_entry("tir", key)
-        return TirArtifact(*hit) if hit else None
 
     def build(self, program, source_key: str | None = None, **options) -> TirArtifact:
         """Builds (or finds in the cache) the library of `program`; `source_key` is the framework's
