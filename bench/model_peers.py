@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import time
 import warnings
 from dataclasses import dataclass
@@ -111,32 +110,17 @@ def import_torch():
     return torch
 
 
-_torchvision_stub = None  # keeps the stub operator library alive for the process
-
-
 def import_torchvision_models():
-    """torchvision.models, also when the wheel's C++ ops cannot load (the registry's wheel is a CUDA build).
+    """torchvision.models (see transpile.testing.torch_support for the ops-library workaround)."""
+    import_torch()
+    from transpile.testing.torch_support import import_torchvision
 
-    Without its ops library, `import torchvision` fails while registering fake kernels for
-    `torchvision::nms`/`qnms`, which only that library declares. Declaring the two schemas lets the
-    pure-Python model definitions import; the models never call those operators.
-    """
-    global _torchvision_stub
-    torch = import_torch()
     try:
-        import torchvision.models as models
+        return import_torchvision().models
     except ModuleNotFoundError as exc:
         raise NotAvailable(f"import torchvision failed ({exc}); {INSTALL_HINT}") from exc
     except RuntimeError as exc:
-        if "torchvision::nms" not in str(exc) or _torchvision_stub is not None:
-            raise NotAvailable(f"import torchvision failed: {exc}") from exc
-        for name in [n for n in sys.modules if n == "torchvision" or n.startswith("torchvision.")]:
-            del sys.modules[name]  # the half-imported package; import it again after the stub
-        _torchvision_stub = torch.library.Library("torchvision", "DEF")
-        for op in ("nms", "qnms"):
-            _torchvision_stub.define(f"{op}(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-        import torchvision.models as models
-    return models
+        raise NotAvailable(f"import torchvision failed: {exc}") from exc
 
 
 def _mnist_module(constants: list[np.ndarray]):
