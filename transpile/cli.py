@@ -35,6 +35,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     commands.add_parser("backends", help="list installed backends: capabilities, package, load errors")
 
+    imp = commands.add_parser(
+        "import", help="import an ONNX (.onnx) or torch.export (.pt2) model: Relay text plus its weights as .npz"
+    )
+    imp.add_argument("file", help="the model file (.onnx, .pt2)")
+    imp.add_argument("-o", "--output", required=True, help="the Relay text file to write (weights go beside it as .npz)")
+    imp.add_argument("--params-output", metavar="FILE", help="where to write the weights (default: OUTPUT with .npz)")
+    _add_shape_option(imp)
+    imp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show Python tracebacks on errors")
+    _add_progress_options(imp)
+
     emit = commands.add_parser("emit", help="print the code a backend generates for FILE")
     _add_source_options(emit)
     _add_backend_options(emit, default=None)
@@ -106,8 +116,17 @@ def _progress_display(opts):
     return progress.terminal(sys.stderr, verbose=opts.verbose)
 
 
+def _add_shape_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--shape",
+        action="append",
+        metavar="NAME=DIMS",
+        help="models: fix an input's shape, e.g. --shape data=1,3,224,224 (? for an unknown dimension; repeatable)",
+    )
+
+
 def _add_source_options(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("file", help="Relay text file (format 0.0.5)")
+    sub.add_argument("file", help="Relay text file (format 0.0.5), or a model: .onnx (ONNX), .pt2 (torch.export)")
     sub.add_argument("--prelude", action="store_true", help="make the Relay Prelude (List, Option, map, ...) available")
     sub.add_argument(
         "--params",
@@ -115,6 +134,7 @@ def _add_source_options(sub: argparse.ArgumentParser) -> None:
         help="weights for the entry function's parameters, by name: an .npz or TVM parameter file "
         "(save_param_dict); entries named meta[relay.Constant][i] supply a text's meta constants",
     )
+    _add_shape_option(sub)
     sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show Python tracebacks on errors")
 
 
@@ -156,11 +176,26 @@ _META_REMEDY = (
 )
 
 
-def _load_module(path: str, with_prelude: bool, params_file: str | None = None, entry: str = "main"):
+def _load_module(path: str, with_prelude: bool, params_file: str | None = None, entry: str = "main", shape=None):
     from . import progress
+    from .relay.frontend.files import is_model_file
 
+    if is_model_file(path):
+        if with_prelude or params_file is not None:
+            option = "--prelude" if with_prelude else "--params"
+            raise CliError(f"{option} applies to Relay text files; {path} is a model that carries its own weights")
+        with progress.stage("import"):
+            return _import_model(path, shape, freeze_params=True)[0], None
+    if shape:
+        raise CliError(f"--shape applies to model files (.onnx, .pt2); {path} is Relay text, whose types fix its shapes")
     with progress.stage("load"):
         return _read_module(path, with_prelude, params_file, entry)
+
+
+def _import_model(path: str, shape_options, freeze_params: bool):
+    from .relay.frontend.files import import_model_file, parse_shape_options
+
+    return import_model_file(path, shape=parse_shape_options(shape_options), freeze_params=freeze_params)
 
 
 def _read_module(path: str, with_prelude: bool, params_file: str | None, entry: str):
@@ -226,7 +261,7 @@ def _user_part(mod, init):
 def _cmd_check(opts) -> int:
     from .relay.printer import astext
 
-    mod, init = _load_module(opts.file, opts.prelude, opts.params, getattr(opts, "entry", "main"))
+    mod, init = _load_module(opts.file, opts.prelude, opts.params, getattr(opts, "entry", "main"), opts.shape)
     print(astext(_user_part(mod, init), show_types=not opts.no_types), end="")
     return 0
 
@@ -296,8 +331,36 @@ def _write_or_print(text: str, output: str | None) -> None:
         raise CliError(f"cannot write {output}: {exc.strerror or exc}") from None
 
 
+def _cmd_import(opts) -> int:
+    from . import progress
+    from .relay.frontend.files import with_printable_param_names
+    from .relay.params import save_params
+    from .relay.printer import astext
+
+    with progress.stage("import"):
+        mod, params = _import_model(opts.file, opts.shape, freeze_params=False)
+        mod, params = with_printable_param_names(mod, params)
+    text_path = Path(opts.output)
+    params_path = Path(opts.params_output) if opts.params_output else text_path.with_suffix(".npz")
+    if params_path.resolve() == text_path.resolve():
+        raise CliError(f"the Relay text and the weights would both be written to {text_path}")
+    _write_or_print(astext(mod), str(text_path))
+    try:
+        save_params(params, params_path)
+    except OSError as exc:
+        raise CliError(f"cannot write {params_path}: {exc.strerror or exc}") from None
+    main_fn = mod["main"]
+    inputs = [p for p in main_fn.params if p.name_hint not in params]
+    size = sum(v.nbytes for v in params.values())
+    signature = ", ".join(f"%{p.name_hint}: {p.checked_type}" for p in inputs)
+    print(f"imported {opts.file}: inputs ({signature}) -> {main_fn.checked_type.ret_type}")
+    print(f"wrote {text_path} and {params_path} ({len(params)} weight{'' if len(params) == 1 else 's'}, {size / 1e6:.1f} MB); "
+          f"run it with: transpile run {text_path} --params {params_path} ARGS...")
+    return 0
+
+
 def _cmd_emit(opts) -> int:
-    mod, _ = _load_module(opts.file, opts.prelude, opts.params, getattr(opts, "entry", "main"))
+    mod, _ = _load_module(opts.file, opts.prelude, opts.params, getattr(opts, "entry", "main"), opts.shape)
     if opts.backend == "lir":
         from .lir import print_program
         from .pipeline import lower_to_lir
@@ -320,7 +383,7 @@ def _cmd_build(opts) -> int:
         if _tuning(opts):
             raise CliError("--tune applies to cpp and tir libraries, not to the standalone bundle (portable C kernels)")
         return _build_standalone(opts)
-    mod, _ = _load_module(opts.file, opts.prelude, opts.params, getattr(opts, "entry", "main"))
+    mod, _ = _load_module(opts.file, opts.prelude, opts.params, getattr(opts, "entry", "main"), opts.shape)
     artifact = build(mod, backend=opts.backend, entry=opts.entry, **_tuning(opts))
     directory = artifact.export(opts.output)
     print(f"built {opts.file} with backend '{opts.backend}' into {directory}")
@@ -332,7 +395,7 @@ def _build_standalone(opts) -> int:
         raise CliError(f"--standalone needs the cpp backend (-b cpp), not '{opts.backend}'")
     from .backends.cpp.standalone import build_bundle
 
-    mod, _ = _load_module(opts.file, opts.prelude, opts.params, getattr(opts, "entry", "main"))
+    mod, _ = _load_module(opts.file, opts.prelude, opts.params, getattr(opts, "entry", "main"), opts.shape)
     if opts.entry not in mod:
         raise CliError(f"{opts.file} has no function @{opts.entry}")
     bundle = build_bundle(mod, opts.output, entry=opts.entry)
@@ -341,7 +404,7 @@ def _build_standalone(opts) -> int:
 
 
 def _cmd_run(opts) -> int:
-    mod, _ = _load_module(opts.file, opts.prelude, opts.params, getattr(opts, "entry", "main"))
+    mod, _ = _load_module(opts.file, opts.prelude, opts.params, getattr(opts, "entry", "main"), opts.shape)
     if opts.entry not in mod:
         raise CliError(f"{opts.file} has no function @{opts.entry}")
     params = mod[opts.entry].params
@@ -369,7 +432,7 @@ def _cmd_profile(opts) -> int:
 
     if opts.backend not in ("cpp", "tir"):
         raise CliError(f"profiling needs a native backend (-b cpp or -b tir), not '{opts.backend}'")
-    mod, _ = _load_module(opts.file, opts.prelude, opts.params, opts.entry)
+    mod, _ = _load_module(opts.file, opts.prelude, opts.params, opts.entry, opts.shape)
     if opts.entry not in mod:
         raise CliError(f"{opts.file} has no function @{opts.entry}")
     params = list(mod[opts.entry].params)
@@ -387,6 +450,7 @@ def _cmd_profile(opts) -> int:
 
 _COMMANDS = {
     "check": _cmd_check,
+    "import": _cmd_import,
     "profile": _cmd_profile,
     "backends": _cmd_backends,
     "emit": _cmd_emit,

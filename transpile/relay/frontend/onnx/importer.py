@@ -212,7 +212,7 @@ class OnnxImporter:
         if known:
             names = ", ".join(sorted(known))
             inputs = ", ".join(v.name_hint for v in variables) or "none"
-            raise FrontendError(f"{SOURCE}: shape= names {names}, which the graph has no input of (inputs: {inputs})")
+            raise FrontendError(f"{SOURCE}: a shape is given for {names}, but the graph has no such input (inputs: {inputs})")
         return variables
 
     def convert_nodes(self, nodes) -> list[UnsupportedOp]:
