@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -28,16 +27,24 @@ TITLES = {
 }
 INSTALL_HINT = 'pip install -e ".[bench]"'
 
-# What the peers run in place of each corpus model, and how it differs from the corpus graph.
+_IMPORTED = (
+    " with torchvision's initialisation and batch-norm statistics calibrated on random images; exported once to"
+    " ONNX (opset 17), which transpile imports (`from_onnx`) and ONNX Runtime loads, while PyTorch eager and"
+    " torch.compile run the module: every system computes the same function with the same weights"
+)
+# What each model is, for every system; for a corpus graph, what the peers run instead and how it differs.
 PEER_ARCHITECTURES = {
+    "resnet50": "torchvision `resnet50` (ResNet-50 v1.5)" + _IMPORTED,
+    "resnet18": "torchvision `resnet18`" + _IMPORTED,
+    "mobilenet_v2": "torchvision `mobilenet_v2` (width 1.0)" + _IMPORTED,
     "mnist": "a torch module written op for op after the corpus graph (pad, conv 5x5 8, relu, maxpool 2, pad,"
     " conv 5x5 16, relu, maxpool 3, reshape, dense) with the corpus model's weights: every system computes"
     " the same function",
-    "mobilenet_v2": "torchvision `mobilenet_v2` (width 1.0), torchvision's initialisation with batch-norm statistics"
-    " calibrated on random images. The corpus graph (ONNX model zoo variant) differs slightly: ReLU instead of"
+    "mobilenet_v2_corpus": "the corpus graph for transpile; the peers run torchvision `mobilenet_v2` (width 1.0),"
+    " torchvision's initialisation with batch-norm statistics calibrated on random images. The corpus graph (ONNX model zoo variant) differs slightly: ReLU instead of"
     " ReLU6, an extra 1x1 expansion conv (32→32 channels at 112x112) in the first bottleneck, and a 1x1-conv"
     " classifier without bias instead of dropout + linear (54 vs 52 convolutions + 1 linear; the extra conv adds ~4 % of the ~300 M multiply-adds)",
-    "resnet50_v2": "torchvision `resnet50`, which is ResNet-50 **v1** (conv → batch norm → relu, the add after the"
+    "resnet50_v2_corpus": "the corpus graph for transpile; the peers run torchvision `resnet50`, which is ResNet-50 **v1** (conv → batch norm → relu, the add after the"
     " block) while the corpus graph is **v2** (pre-activation: batch norm → relu → conv, an identity add, a final"
     " batch norm + relu): the same convolutions and FLOPs (~4.1 GMAC), a different block order and a few more"
     " batch norms in v2. torchvision's initialisation with batch-norm statistics calibrated on random images",
@@ -176,7 +183,12 @@ def peer_module(model: str, constants: list[np.ndarray], input_shape: tuple):
     if model == "mnist":
         return _mnist_module(constants)
     models = import_torchvision_models()
-    constructor = {"mobilenet_v2": models.mobilenet_v2, "resnet50_v2": models.resnet50}.get(model)
+    constructor = {
+        "mobilenet_v2": models.mobilenet_v2,
+        "resnet50_v2": models.resnet50,
+        "resnet50": models.resnet50,
+        "resnet18": models.resnet18,
+    }.get(model)
     if constructor is None:
         raise NotAvailable(f"no peer architecture for {model}")
     torch.manual_seed(0)
@@ -213,31 +225,13 @@ def compiled_system(module, x: np.ndarray) -> System:
     return System("compile", run, lambda t: t.numpy(), seconds)
 
 
-def onnxruntime_system(module, x: np.ndarray, onnx_path: Path, threads: int) -> System:
-    """ONNX Runtime's CPU provider on the module exported to ONNX; its build time is the session's creation."""
-    torch = import_torch()
+def onnxruntime_system(onnx_path: Path, x: np.ndarray, threads: int, exported_seconds: float) -> System:
+    """ONNX Runtime's CPU provider on an ONNX file; its build time is the session's creation."""
     try:
         import onnxruntime as ort
     except Exception as exc:
         raise NotAvailable(f"import onnxruntime failed ({type(exc).__name__}); {INSTALL_HINT}") from exc
-    try:
-        import onnx  # noqa: F401 - torch.onnx.export needs it
-    except Exception as exc:
-        raise NotAvailable(f"import onnx failed ({type(exc).__name__}), torch.onnx.export needs it; {INSTALL_HINT}")
-    start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation notice
-        # The TorchScript-based exporter: the dynamo one needs onnxscript, and both give the same graph here.
-        torch.onnx.export(
-            module,
-            (torch.from_numpy(np.ascontiguousarray(x)),),
-            str(onnx_path),
-            dynamo=False,
-            opset_version=17,
-            input_names=["input"],
-            output_names=["output"],
-        )
-    exported = time.perf_counter() - start
+    exported = exported_seconds
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
@@ -255,5 +249,5 @@ def onnxruntime_system(module, x: np.ndarray, onnx_path: Path, threads: int) -> 
         lambda: session.run(None, feed)[0],
         np.asarray,
         seconds,
-        f"+ {exported:.2f} s export",
+        f"+ {exported:.2f} s export" if exported else "",
     )

@@ -1,10 +1,11 @@
-"""`python -m bench models`: the corpus's real models on transpile cpp/tir against ONNX Runtime, PyTorch eager and torch.compile.
+"""`python -m bench models`: real models on transpile cpp/tir against ONNX Runtime, PyTorch eager and torch.compile.
 
-    python -m bench models                                  # MNIST, MobileNet v2, ResNet-50 v2; all systems
+    python -m bench models                                  # MNIST, MobileNet v2, ResNet-50; all systems
     python -m bench models --models mnist --peers cpp,ort   # filters
     python -m bench models --rounds 20 --out /tmp/m.md      # more rounds; report path
 
-One process, batch 1, fp32, the same thread count for every system (`--threads`, default 2) and
+MobileNet v2 and ResNet-50 are torchvision's, imported from their ONNX export (the file ONNX
+Runtime runs); MNIST is the corpus graph (bench/model_subjects.py). One process, batch 1, fp32, the same thread count for every system (`--threads`, default 2) and
 passive waits for all of them. For each model: build every system (timed), check every output
 before timing, warm up, then time round-robin: each round runs every system in turn (the start
 rotating), so load on the machine hits all of them alike. Writes bench/MODELS.md and prints it.
@@ -38,10 +39,11 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from . import model_peers as peers  # noqa: E402
+from . import model_subjects as subjects  # noqa: E402
 from .builds import comma_separated  # noqa: E402
 
-MODELS = ("mnist", "mobilenet_v2", "resnet50_v2")
-TITLES = {"mnist": "MNIST", "mobilenet_v2": "MobileNet v2", "resnet50_v2": "ResNet-50 v2"}
+MODELS = ("mnist", "mobilenet_v2", "resnet50")  # the default run
+ALL_MODELS = MODELS + ("resnet18", "mobilenet_v2_corpus", "resnet50_v2_corpus")
 # Relative to the output's largest magnitude: float32 systems against a float64 reference or each other.
 TOLERANCE = 1e-4
 SAMPLE_SECONDS = 0.01  # a timed sample runs back-to-back calls for at least this long (timer overhead)
@@ -109,17 +111,20 @@ def load_libraries(threads: int) -> None:
 # ----- building and checking ---------------------------------------------------------------------
 
 
-def _build(model: str, name: str, loaded, peer_module, workdir: Path, threads: int) -> peers.System:
+def _build(subject: subjects.Subject, name: str, workdir: Path, threads: int) -> peers.System:
     """Build one system for one model (NotAvailable when its package is missing)."""
-    inputs = loaded.inputs(seed=1)
     if name in ("cpp", "tir"):
-        return peers.transpile_system(name, loaded.module, inputs, workdir / f"cache-{model}-{name}")
-    module = peer_module()
+        system = peers.transpile_system(name, subject.relay_module, subject.inputs, workdir / f"cache-{subject.name}-{name}")
+        if subject.import_seconds is not None:
+            system.build_note = f"+ {subject.import_seconds:.2f} s export and import"
+        return system
+    if name == "ort":
+        path, exported = subjects.onnx_file(subject, workdir)
+        return peers.onnxruntime_system(path, subject.inputs[0], threads, exported)
+    module = subjects.peer_module(subject)
     if name == "torch":
-        return peers.eager_system(module, inputs[0])
-    if name == "compile":
-        return peers.compiled_system(module, inputs[0])
-    return peers.onnxruntime_system(module, inputs[0], workdir / f"{model}.onnx", threads)
+        return peers.eager_system(module, subject.inputs[0])
+    return peers.compiled_system(module, subject.inputs[0])
 
 
 def _check(row: Row, output: np.ndarray, reference: np.ndarray | None, reference_name: str) -> None:
@@ -209,25 +214,16 @@ def time_round_robin(systems: dict[str, peers.System], rows: dict[str, Row], rou
 
 def run_model(model: str, names: list[str], rounds: int, threads: int, workdir: Path, log) -> list[Row]:
     """Build, check and time every requested system on one model; rows in `names` order."""
-    from transpile.testing.models import load_model
-    from transpile.testing.numpy_reference import reference_evaluate
-
-    loaded = load_model(model, seed=0)
-    x = loaded.inputs(seed=1)[0]
-    reference = np.asarray(reference_evaluate(loaded.module, x), dtype=np.float64)
+    subject = subjects.load_subject(model, workdir)
+    x = subject.inputs[0]
     cached: dict = {}
 
-    def peer_module():  # built once per model, shared by the torch-based peers
-        if "module" not in cached:
-            cached["module"] = peers.peer_module(model, loaded.constants, x.shape)
-        return cached["module"]
-
     def peer_reference() -> tuple[np.ndarray, str]:
-        """What a peer's output must match: on MNIST the numpy reference (same graph and weights), else eager's."""
-        if model == "mnist":
-            return reference, "numpy float64 reference"
+        """What a peer's output must match: the subject's reference when it is the same function, else eager's."""
+        if subjects.same_function_as_transpile(subject):
+            return subject.reference, subject.reference_name
         if "eager" not in cached:
-            cached["eager"] = peers.eager_system(peer_module(), x).output()
+            cached["eager"] = peers.eager_system(subjects.peer_module(subject), x).output()
         return cached["eager"], "PyTorch eager"
 
     rows = {name: Row(model, name) for name in names}
@@ -236,11 +232,11 @@ def run_model(model: str, names: list[str], rounds: int, threads: int, workdir: 
     for name in names:
         row = rows[name]
         try:
-            system = _build(model, name, loaded, peer_module, workdir, threads)
+            system = _build(subject, name, workdir, threads)
             output = system.output()
             if name in ("cpp", "tir"):
-                expected, expected_name = reference, "numpy float64 reference"
-            elif name == "torch" and model != "mnist":
+                expected, expected_name = subject.reference, subject.reference_name
+            elif name == "torch" and not subjects.same_function_as_transpile(subject):
                 expected, expected_name = None, ""  # eager is the other peers' reference: finite is all it can show
             else:
                 expected, expected_name = peer_reference()
@@ -295,7 +291,7 @@ def render_table(rows: list[Row]) -> tuple[list[str], list[str]]:
         if row.status == "ok" and row.median is not None:
             best[row.model] = min(best.get(row.model, math.inf), row.median)
     for row in rows:
-        title, system = TITLES.get(row.model, row.model), peers.TITLES[row.system]
+        title, system = subjects.title(row.model), peers.TITLES[row.system]
         if row.status != "ok":
             notes.append(f"{title}, {system}: {row.reason}")
             label = f"{row.status} [{len(notes)}]"
@@ -359,11 +355,12 @@ def render(rows: list[Row], command: str, opts, load_start, load_end, preloaded,
         " ONNX Runtime — creating the session, all graph optimisations (the `torch.onnx.export` before it in"
         " brackets); torch.compile — its first call, which compiles, against an empty inductor cache;"
         " PyTorch eager — nothing. The libraries are imported before any build is timed.",
-        "- *output check*, before timing and again after: transpile cpp and tir against the independent float64"
-        " numpy evaluation of the corpus graph (`transpile.testing.numpy_reference`) on the same weights and"
-        f" input, within {TOLERANCE:g} of the output's scale. The peers run the same input; on MNIST the same"
-        " function and weights, so they are checked against the same reference; on the torchvision models"
-        " PyTorch eager's output must be finite and ONNX Runtime and torch.compile must match it.",
+        "- *output check*, before timing and again after, within"
+        f" {TOLERANCE:g} of the output's scale: on the torchvision models every system against the module"
+        " evaluated in float64 by PyTorch (same function, weights and input for all); on MNIST every system"
+        " against the independent float64 numpy evaluation of the corpus graph"
+        " (`transpile.testing.numpy_reference`). On a corpus variant of a torchvision model, transpile against"
+        " that numpy reference, and the peers (a different graph) against PyTorch eager, whose output must be finite.",
         "",
         "## Machine",
         "",
@@ -371,10 +368,10 @@ def render(rows: list[Row], command: str, opts, load_start, load_end, preloaded,
         "",
         "## What runs",
         "",
-        "transpile runs the corpus graphs with the sensible random weights of `transpile.testing.models`"
-        " (He-scaled convolutions, positive batch-norm variances; seed 0) on a N(0, 1) input (seed 1). The peers:",
+        "Every system gets the same N(0, 1) input (seed 1). A corpus graph runs with the sensible random weights of"
+        " `transpile.testing.models` (He-scaled convolutions, positive batch-norm variances; seed 0).",
         "",
-        *[f"- {TITLES.get(m, m)}: {peers.PEER_ARCHITECTURES[m]}." for m in models],
+        *[f"- {subjects.title(m)}: {peers.PEER_ARCHITECTURES[m]}." for m in models],
         "",
         "## Times",
         "",
@@ -391,7 +388,11 @@ def render(rows: list[Row], command: str, opts, load_start, load_end, preloaded,
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog="python -m bench models", description=__doc__.split("\n")[0])
-    parser.add_argument("--models", default=",".join(MODELS), help=f"comma-separated (default {','.join(MODELS)})")
+    parser.add_argument(
+        "--models",
+        default=",".join(MODELS),
+        help=f"comma-separated, of {','.join(ALL_MODELS)} (default {','.join(MODELS)})",
+    )
     parser.add_argument(
         "--peers",
         default=",".join(peers.SYSTEMS),
@@ -402,7 +403,7 @@ def parse_args(argv):
     parser.add_argument("--threads", type=int, default=2, help="threads for every system (default 2)")
     parser.add_argument("--out", default="bench/MODELS.md", help="Markdown report to write (default: bench/MODELS.md)")
     opts = parser.parse_args(argv)
-    opts.models = comma_separated(opts.models, MODELS, "model")
+    opts.models = comma_separated(opts.models, ALL_MODELS, "model")
     opts.peers = comma_separated(opts.peers, peers.SYSTEMS, "system")
     if opts.rounds < 1 or opts.threads < 1:
         raise SystemExit("--rounds and --threads must be at least 1")
