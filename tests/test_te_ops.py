@@ -19,12 +19,20 @@ FAMILY_MODULES = (
     "transpile.relay.op.families.transform_shape",
     "transpile.relay.op.families.transform_index",
     "transpile.relay.op.families.transform_init",
+    "transpile.relay.op.families.algorithm",
+    "transpile.relay.op.families.scatter_gather",
+    "transpile.relay.op.families.einsum",
+    "transpile.relay.op.families.transform_grid",
 )
 
 # Operators of these families that have no TE lowering, and why.
 WITHOUT_TE = {
     # The output shape is the value of the `shape` input: only known when the kernel runs.
     "dyn.broadcast_to",
+    # The number of result rows is the number of non-zero elements.
+    "argwhere",
+    # Not lowered yet (TVM's kernel sorted through a packed function of libtvm_runtime_extra).
+    "unique",
 }
 
 rng = np.random.default_rng(1234)
