@@ -98,7 +98,8 @@ class GraphBuilder:
             array = array.astype(dtype)
         elif array.dtype == np.float64 and not isinstance(value, np.ndarray):
             array = array.astype("float32")
-        constant = E.Constant(np.ascontiguousarray(array))
+        # np.require keeps 0-d arrays 0-d (np.ascontiguousarray would make them 1-d).
+        constant = E.Constant(np.require(array, requirements="C"))
         constant._set_checked_type(TensorType(array.shape, array.dtype.name))
         return constant
 

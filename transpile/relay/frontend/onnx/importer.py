@@ -159,7 +159,9 @@ class OnnxImporter:
         for info in graph.output:
             if info.name not in self.values:
                 raise FrontendError(f"{SOURCE}: graph output {info.name!r} is produced by no node")
-            outputs.append(self.values[info.name])
+            value = self.values[info.name]
+            # A value known at import as something else than one tensor (an ONNX sequence) knows its Relay form.
+            outputs.append(value if isinstance(value, E.Expr) else value.as_expr(self.builder))
         if not outputs:
             raise FrontendError(f"{SOURCE}: the graph has no outputs")
         used_params = [v for v in param_vars if v.name_hint in params]
@@ -241,6 +243,33 @@ class OnnxImporter:
                 if out_name:
                     self.values[out_name] = value
         return unsupported
+
+    def convert_subgraph(self, graph, bindings: Mapping) -> list:
+        """The output values of `graph` (an If branch, a Loop or Scan body), its inputs bound to `bindings`.
+
+        The subgraph sees every value of the enclosing scopes; what it defines stays inside it. A
+        subgraph node that cannot be converted makes the enclosing node unsupported, naming it.
+        """
+        missing = [info.name for info in graph.input if info.name not in bindings]
+        if missing:
+            raise self.builder.error(f"subgraph {graph.name!r}: no value for its input(s) {missing} (importer bug)")
+        enclosing = self.values
+        self.values = dict(enclosing)
+        try:
+            for tensor in graph.initializer:
+                self.values[tensor.name] = self.builder.const(tensor_value(tensor, f"initializer {tensor.name!r}"))
+            self.values.update(bindings)
+            unsupported = self.convert_nodes(graph.node)
+            if unsupported:
+                raise NodeUnsupported(f"subgraph {graph.name!r}: " + "; ".join(str(u) for u in unsupported))
+            outputs = []
+            for info in graph.output:
+                if info.name not in self.values:
+                    raise self.builder.error(f"subgraph {graph.name!r}: output {info.name!r} is produced by no node")
+                outputs.append(self.values[info.name])
+            return outputs
+        finally:
+            self.values = enclosing
 
     def convert_node(self, node, domain: str, where: str) -> list:
         inputs = []
