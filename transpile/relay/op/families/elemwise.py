@@ -282,7 +282,7 @@ def _cast_impl(args, attrs, out_type):
 
 
 def _reinterpret_impl(args, attrs, out_type):
-    x = np.ascontiguousarray(args[0])
+    x = np.require(np.asarray(args[0]), requirements="C")  # (ascontiguousarray makes a 0-d array 1-d)
     return x.view(np.dtype(out_type.dtype)).reshape(x.shape)
 
 
