@@ -73,6 +73,8 @@ class OpDef:
     te_impl(te_inputs, attrs, out_type) -> te.Tensor or list (added by the TE lowering layer).
     num_inputs: number of expression arguments; None when variadic.
     tuple_input: the single argument is a tuple of tensors (concatenate, stack).
+    gradient(orig_call, output_grad) -> [grad per input] (None: zero), as TVM's FPrimalGradient;
+        the rules live in op/gradients/ and are attached when that package is imported.
     """
 
     name: str
@@ -85,6 +87,7 @@ class OpDef:
     te_impl: Callable | None = None
     description: str = ""
     extras: dict = field(default_factory=dict)
+    gradient: Callable | None = None
 
     @property
     def attr_names(self) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ from .dead_code import DeadCodeElimination, RemoveUnusedFunctions
 from .eliminate_common_subexpr import EliminateCommonSubexpr
 from .fold_constant import FoldConstant, FoldConstantExpr
 from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis
+from .gradient import FirstOrderGradient, gradient
 from .infra import (
     FunctionPass,
     InferType,
@@ -59,4 +60,6 @@ __all__ = [
     "optimize",
     "optimization_passes",
     "DEFAULT_OPT_LEVEL",
+    "gradient",
+    "FirstOrderGradient",
 ]
