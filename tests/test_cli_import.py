@@ -125,3 +125,36 @@ def test_unsupported_operators_are_all_listed(capsys, tmp_path):
     code, out, err = run_cli(capsys, "check", path)
     assert code == 1
     assert "StringNormalizer (node 'strings')" in err and "NoSuchOp (node 'mystery')" in err
+
+
+def test_torch_export_program_file_runs_and_imports(capsys, tmp_path):
+    torch = pytest.importorskip("torch")
+
+    class Small(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(4, 3)
+
+        def forward(self, x):
+            return torch.relu(self.linear(x)) * 2
+
+    module = Small().eval()
+    x = torch.randn(2, 4, generator=torch.Generator().manual_seed(0))
+    path = tmp_path / "small.pt2"
+    torch.export.save(torch.export.export(module, (x,)), path)
+    np.save(tmp_path / "x.npy", x.numpy())
+    with torch.no_grad():
+        expected = module(x).numpy()
+    code, out, err = run_cli(capsys, "run", "-b", "cpp", path, tmp_path / "x.npy", "-o", tmp_path / "y.npy", "-q")
+    assert code == 0, err
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), expected, rtol=1e-5, atol=1e-6)
+    code, out, err = run_cli(capsys, "import", path, "-o", tmp_path / "small.relay", "-q")
+    assert code == 0, err
+    weights = np.load(tmp_path / "small.npz")
+    assert sorted(weights.files) == ["linear_bias", "linear_weight"]
+    code, out, err = run_cli(capsys, "run", tmp_path / "small.relay", "--params", tmp_path / "small.npz",
+                             tmp_path / "x.npy", "-o", tmp_path / "z.npy")
+    assert code == 0, err
+    np.testing.assert_allclose(np.load(tmp_path / "z.npy"), expected, rtol=1e-5, atol=1e-6)
+    code, out, err = run_cli(capsys, "check", path, "--shape", "x=1,4")
+    assert code == 1 and "--shape applies to ONNX models" in err
