@@ -158,3 +158,30 @@ def test_torch_export_program_file_runs_and_imports(capsys, tmp_path):
     np.testing.assert_allclose(np.load(tmp_path / "z.npy"), expected, rtol=1e-5, atol=1e-6)
     code, out, err = run_cli(capsys, "check", path, "--shape", "x=1,4")
     assert code == 1 and "--shape applies to ONNX models" in err
+
+
+def test_run_saves_its_output_file_even_when_the_reader_closes_the_pipe(tmp_path, model_path, monkeypatch):
+    import os
+    import sys
+
+    class ClosedPipe:
+        def __init__(self):
+            self.fd = os.open(os.devnull, os.O_WRONLY)
+
+        def write(self, text):
+            raise BrokenPipeError
+
+        def flush(self):
+            pass
+
+        def fileno(self):
+            return self.fd
+
+    pipe = ClosedPipe()
+    monkeypatch.setattr(sys, "stdout", pipe)
+    x = np.ones((2, 3), "float32")
+    np.save(tmp_path / "x.npy", x)
+    code = main(["run", str(model_path), str(tmp_path / "x.npy"), "-o", str(tmp_path / "y.npy"), "-q"])
+    os.close(pipe.fd)
+    assert code == 141
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), expected(x))

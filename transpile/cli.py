@@ -416,11 +416,11 @@ def _cmd_run(opts) -> int:
     from .backends import compile as compile_program
 
     result = compile_program(mod, backend=opts.backend, entry=opts.entry, **_tuning(opts))(*args)
-    print(_format_value(result))
-    if opts.output:
+    if opts.output:  # saved before printing: a reader closing the pipe early must not lose the file
         if not isinstance(result, np.ndarray):
             raise CliError("--output needs a tensor result")
         np.save(opts.output, result)
+    print(_format_value(result))
     return 0
 
 
