@@ -1,3 +1,4 @@
 """Operator families; importing this package registers every operator."""
 
-from . import elemwise, reduce, transform, nn  # noqa: F401
+from . import elemwise, reduce, transform, nn, image  # noqa: F401
+from . import algorithm, einsum, scatter_gather, transform_grid  # noqa: F401

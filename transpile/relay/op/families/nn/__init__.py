@@ -1,3 +1,3 @@
 """The nn.* operators (TVM's relay.nn): importing this package registers them."""
 
-from . import activation, conv, conv_packed, dense, dense_pack, norm, pool, spatial  # noqa: F401
+from . import activation, conv, conv3d, conv_packed, dense, dense_pack, lrn, norm, pool, space, spatial  # noqa: F401

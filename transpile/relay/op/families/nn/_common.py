@@ -80,6 +80,16 @@ def to_ints(value) -> tuple:
 
 
 @_keep_meta
+def to_floats(value) -> tuple:
+    """A number or a sequence of numbers as a tuple of floats."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return tuple(to_float(v) for v in value)
+    return (to_float(value),)
+
+
+@_keep_meta
 def to_int_pairs(value) -> tuple:
     return tuple(to_ints(pair) for pair in value)
 
@@ -138,19 +148,38 @@ def pad_tuple2d(padding) -> tuple:
     return values
 
 
-def widen_pair(value):
+def pad_tuple3d(padding) -> tuple:
+    """TVM's get_pad_tuple3d: 1 -> 6, 3 -> (front, top, left) twice, 6 kept."""
+    values = to_ints(padding)
+    if len(values) == 1:
+        return values * 6
+    if len(values) == 3:
+        return values + values
+    return values
+
+
+def widen(value, count: int):
+    """An int (or 1-sequence) repeated `count` times, as TVM's builders widen strides and sizes."""
     values = to_ints(value)
-    return values * 2 if len(values) == 1 else values
+    return values * count if len(values) == 1 else values
 
 
-def normalizer(pairs: Sequence[str] = (), pad4: Sequence[str] = ()) -> Callable[[dict], dict]:
+def widen_pair(value):
+    return widen(value, 2)
+
+
+def normalizer(
+    pairs: Sequence[str] = (), pad4: Sequence[str] = (), triples: Sequence[str] = (), pad6: Sequence[str] = ()
+) -> Callable[[dict], dict]:
     def normalize(given: dict) -> dict:
-        for name in pairs:
-            if given.get(name) is not None:
-                given[name] = widen_pair(given[name])
-        for name in pad4:
-            if given.get(name) is not None:
-                given[name] = pad_tuple2d(given[name])
+        for names, widened in ((pairs, widen_pair), (triples, lambda v: widen(v, 3))):
+            for name in names:
+                if given.get(name) is not None:
+                    given[name] = widened(given[name])
+        for names, padded in ((pad4, pad_tuple2d), (pad6, pad_tuple3d)):
+            for name in names:
+                if given.get(name) is not None:
+                    given[name] = padded(given[name])
         return given
 
     return normalize
@@ -158,6 +187,9 @@ def normalizer(pairs: Sequence[str] = (), pad4: Sequence[str] = ()) -> Callable[
 
 # ---------------------------------------------------------------------------------------------
 # type relation helpers
+
+
+SPATIAL_NAMES = {"D": "depth", "H": "height", "W": "width"}
 
 
 def layout_positions(layout: str, primal: str, op_name: str, what: str) -> dict:
@@ -207,6 +239,24 @@ def padding_2d(padding, op_name: str) -> tuple:
     if len(values) == 4:
         return values
     raise RelationError(f"{op_name}: padding must have 1, 2 or 4 values, got {list(values)}")
+
+
+def padding_nd(padding, nd: int, op_name: str) -> tuple:
+    """(before..., after...) per spatial axis from TVM's 1-, nd- or 2*nd-value padding.
+
+    1 value pads every side; nd values pad both sides of each axis; 2*nd values are given as
+    (before..., after...), e.g. (front, top, left, back, bottom, right) for 3-D.
+    """
+    values = tuple(padding)
+    if len(values) == 1:
+        return values * (2 * nd)
+    if len(values) == nd:
+        return values + values
+    if len(values) == 2 * nd:
+        return values
+    counts = sorted({1, nd, 2 * nd})
+    listed = ", ".join(str(c) for c in counts[:-1]) + f" or {counts[-1]}"
+    raise RelationError(f"{op_name}: padding must have {listed} values, got {list(values)}")
 
 
 def padding_1d(padding, op_name: str) -> tuple:

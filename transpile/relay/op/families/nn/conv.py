@@ -1,4 +1,4 @@
-"""Convolutions: nn.conv2d, nn.conv2d_transpose, nn.conv1d (type relations as TVM's convolution.h)."""
+"""Convolutions: nn.conv2d, nn.conv2d_transpose, nn.conv1d (type relations as TVM's convolution.h; 3-D in conv3d.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from ....ty import AnyDim, TensorType
 from ...common import dim_eq, expect_tensor, fmt_type
 from ...registry import AttrField, OpPattern, RelationError, register
 from ._common import (
+    SPATIAL_NAMES,
     NNOpDef,
     compute_dtype,
     is_any,
@@ -15,6 +16,7 @@ from ._common import (
     normalizer,
     padding_1d,
     padding_2d,
+    padding_nd,
     shape_text,
     spatial_pair,
     to_dtype,
@@ -24,6 +26,7 @@ from ._common import (
 )
 from .conv_kernels import conv2d_nchw, conv2d_transpose_nchw
 from .conv_te import conv1d_te, conv2d_te, conv2d_transpose_te
+from .conv_transpose import TRANSPOSE_BUILDER_PARAMS, conv_transpose_attrs, conv_transpose_rel
 
 
 def _conv_attrs(dims: int, data_layout: str, kernel_layout: str) -> tuple:
@@ -58,8 +61,8 @@ def _dilated(kernel, dilation):
     return AnyDim() if is_any(kernel) else 1 + (kernel - 1) * dilation
 
 
-def _conv_rel(op_name: str, data_primal: str, kernel_primal: str):
-    """TVM's Conv2DRel (and Conv1DRel), generalized over the number of spatial dimensions."""
+def conv_rel(op_name: str, data_primal: str, kernel_primal: str):
+    """TVM's Conv2DRel (Conv1DRel, Conv3DRel): one relation for any number of spatial dimensions."""
     spatial = data_primal[2:]
 
     def rel(arg_types, attrs):
@@ -81,12 +84,8 @@ def _conv_rel(op_name: str, data_primal: str, kernel_primal: str):
         nd = len(spatial)
         strides = spatial_pair(attrs.strides, op_name, "strides", nd, minimum=1)
         dilation = spatial_pair(attrs.dilation, op_name, "dilation", nd, minimum=1)
-        if nd == 2:
-            pads = padding_2d(attrs.padding, op_name)
-            pad_sums = (pads[0] + pads[2], pads[1] + pads[3])
-        else:
-            pads = padding_1d(attrs.padding, op_name)
-            pad_sums = (pads[0] + pads[1],)
+        pads = padding_nd(attrs.padding, nd, op_name)
+        pad_sums = tuple(pads[i] + pads[i + nd] for i in range(nd))
         groups = attrs.groups
         if groups < 1:
             raise RelationError(f"{op_name}: groups must be >= 1, got {groups}")
@@ -138,7 +137,7 @@ def _conv_rel(op_name: str, data_primal: str, kernel_primal: str):
             out.append(
                 _spatial_out(
                     op_name,
-                    {"H": "height", "W": "width"}[axis],
+                    SPATIAL_NAMES[axis],
                     dshape[2 + i],
                     pad_sums[i],
                     _dilated(kernel[i], dilation[i]),
@@ -153,72 +152,6 @@ def _conv_rel(op_name: str, data_primal: str, kernel_primal: str):
 
 def _div(a, b):
     return AnyDim() if is_any(a) or is_any(b) else a // b
-
-
-def _conv2d_transpose_rel(arg_types, attrs):
-    """TVM's Conv2DTransposeRel: weight is IOHW (in channels, out channels / groups, kh, kw)."""
-    op_name = "nn.conv2d_transpose"
-    data = expect_tensor(arg_types[0], op_name, "data")
-    weight = expect_tensor(arg_types[1], op_name, "weight")
-    din = layout_positions(attrs.data_layout, "NCHW", op_name, "data_layout")
-    kin = layout_positions(attrs.kernel_layout, "IOHW", op_name, "kernel_layout")
-    out_layout = attrs.out_layout or attrs.data_layout
-    layout_positions(out_layout, "NCHW", op_name, "out_layout")
-    if data.ndim != 4:
-        raise RelationError(f"{op_name}: data must have rank 4 for layout {attrs.data_layout}, got {fmt_type(data)}")
-    if weight.ndim != 4:
-        raise RelationError(f"{op_name}: weight must have rank 4, got {fmt_type(weight)}")
-    strides = spatial_pair(attrs.strides, op_name, "strides", minimum=1)
-    dilation = spatial_pair(attrs.dilation, op_name, "dilation", minimum=1)
-    output_padding = spatial_pair(attrs.output_padding, op_name, "output_padding", minimum=0)
-    pads = padding_2d(attrs.padding, op_name)
-    groups = attrs.groups
-    if groups < 1:
-        raise RelationError(f"{op_name}: groups must be >= 1, got {groups}")
-    dshape = [data.shape[din[a]] for a in "NCHW"]
-    wshape = [weight.shape[kin[a]] for a in "IOHW"]
-    if attrs.kernel_size is not None and attrs.channels is not None:
-        kernel = spatial_pair(attrs.kernel_size, op_name, "kernel_size", minimum=1)
-        expected = [dshape[1], _div(attrs.channels, groups)] + list(kernel)
-        if not all(dim_eq(a, b) for a, b in zip(wshape, expected)):
-            expected_text = shape_text(expected["IOHW".index(a)] for a in attrs.kernel_layout)
-            raise RelationError(
-                f"{op_name}: weight {fmt_type(weight)} does not match channels={attrs.channels}, "
-                f"kernel_size={list(kernel)}, groups={groups} for data {fmt_type(data)}: expected shape {expected_text}"
-            )
-        channels = attrs.channels
-    else:
-        if attrs.kernel_size is not None:
-            kernel = spatial_pair(attrs.kernel_size, op_name, "kernel_size", minimum=1)
-            if not all(dim_eq(k, w) for k, w in zip(kernel, wshape[2:])):
-                raise RelationError(
-                    f"{op_name}: weight {fmt_type(weight)} is inconsistent with kernel_size={list(kernel)}"
-                )
-        if attrs.channels is not None and not dim_eq(_div(attrs.channels, groups), wshape[1]):
-            raise RelationError(
-                f"{op_name}: weight {fmt_type(weight)} is inconsistent with channels={attrs.channels} and "
-                f"groups={groups} (channels // groups must equal the weight's output-channel dimension)"
-            )
-        if not dim_eq(dshape[1], wshape[0]):
-            raise RelationError(
-                f"{op_name}: channel mismatch: data {fmt_type(data)} has {dshape[1]} input channels but weight "
-                f"{fmt_type(weight)} expects {wshape[0]}"
-            )
-        channels = AnyDim() if is_any(wshape[1]) else wshape[1] * groups
-        kernel = tuple(wshape[2:])
-    if not is_any(dshape[1]) and dshape[1] % groups != 0:
-        raise RelationError(f"{op_name}: the input channels ({dshape[1]}) are not divisible by groups ({groups})")
-    out = [dshape[0], channels]
-    for i, (size, pad) in enumerate(zip(dshape[2:], (pads[0] + pads[2], pads[1] + pads[3]))):
-        if is_any(size) or is_any(kernel[i]):
-            out.append(AnyDim())
-            continue
-        extent = strides[i] * (size - 1) + _dilated(kernel[i], dilation[i]) - pad + output_padding[i]
-        if extent <= 0:
-            raise RelationError(f"{op_name}: the output {'height' if i == 0 else 'width'} would be {extent}")
-        out.append(extent)
-    by_axis = dict(zip("NCHW", out))
-    return TensorType([by_axis[a] for a in out_layout], attrs.out_dtype or data.dtype)
 
 
 def _to_primal(array, layout, primal):
@@ -289,24 +222,11 @@ def _normalize_conv1d(given: dict) -> dict:
     return given
 
 
-_CONV2D_PARAMS = (
-    "strides",
-    "padding",
-    "dilation",
-    "groups",
-    "channels",
-    "kernel_size",
-    "data_layout",
-    "kernel_layout",
-    "out_layout",
-    "out_dtype",
-)
-
 register(
     NNOpDef(
         "nn.conv2d",
         2,
-        _conv_rel("nn.conv2d", "NCHW", "OIHW"),
+        conv_rel("nn.conv2d", "NCHW", "OIHW"),
         OpPattern.OUT_ELEMWISE_FUSABLE,
         _conv2d_impl,
         te_impl=conv2d_te,
@@ -319,7 +239,7 @@ register(
     NNOpDef(
         "nn.conv1d",
         2,
-        _conv_rel("nn.conv1d", "NCW", "OIW"),
+        conv_rel("nn.conv1d", "NCW", "OIW"),
         OpPattern.OUT_ELEMWISE_FUSABLE,
         _conv1d_impl,
         te_impl=conv1d_te,
@@ -334,25 +254,13 @@ register(
     NNOpDef(
         "nn.conv2d_transpose",
         2,
-        _conv2d_transpose_rel,
+        conv_transpose_rel("nn.conv2d_transpose", "NCHW", "IOHW"),
         OpPattern.OUT_ELEMWISE_FUSABLE,
         _conv2d_transpose_impl,
         te_impl=conv2d_transpose_te,
-        attrs=(
-            AttrField("channels", None, to_int),
-            AttrField("kernel_size", None, to_ints),
-            AttrField("strides", (1, 1), to_ints),
-            AttrField("output_padding", (0, 0), to_ints),
-            AttrField("padding", (0, 0), to_ints),
-            AttrField("dilation", (1, 1), to_ints),
-            AttrField("groups", 1, to_int),
-            AttrField("data_layout", "NCHW", to_str),
-            AttrField("kernel_layout", "IOHW", to_str),
-            AttrField("out_layout", "", to_str),
-            AttrField("out_dtype", "", to_dtype),
-        ),
+        attrs=conv_transpose_attrs(2, "NCHW", "IOHW"),
         extras={
-            "builder_params": _CONV2D_PARAMS[:-1] + ("output_padding", "out_dtype"),
+            "builder_params": TRANSPOSE_BUILDER_PARAMS,
             "builder_normalize": normalizer(
                 pairs=("strides", "dilation", "kernel_size", "output_padding"), pad4=("padding",)
             ),

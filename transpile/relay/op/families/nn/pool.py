@@ -1,4 +1,4 @@
-"""Pooling: max/avg pool 1-D and 2-D, global and adaptive 2-D pools (relations as TVM's pooling.cc)."""
+"""Pooling: max/avg and adaptive pools over 1, 2 or 3 spatial axes, global 2-D pools (relations as TVM's pooling.cc)."""
 
 from __future__ import annotations
 
@@ -17,14 +17,13 @@ from ._common import (
     layout_axes,
     lowest_value,
     normalizer,
-    padding_1d,
-    padding_2d,
+    padding_nd,
     spatial_pair,
     to_bool,
     to_ints,
     to_str,
 )
-from .te_common import accumulate_dtype, cast, dims, ints
+from .pool_te import adaptive_pool_te, adaptive_sizes, global_pool_te, pool_dim, pool_te
 
 
 def _spatial_indices(op_name: str, layout: str, data: TensorType, spatial: str) -> list[int]:
@@ -42,13 +41,6 @@ def _spatial_indices(op_name: str, layout: str, data: TensorType, spatial: str) 
     return [axes.index(axis) for axis in spatial]
 
 
-def _pool_dim(size, pad, pool, dilation, stride, ceil_mode):
-    numerator = size + pad - ((pool - 1) * dilation + 1)
-    if ceil_mode:
-        return (numerator + stride - 1) // stride + 1
-    return numerator // stride + 1
-
-
 def _pool_rel(op_name: str, spatial: str):
     nd = len(spatial)
 
@@ -63,7 +55,7 @@ def _pool_rel(op_name: str, spatial: str):
         for i, index in enumerate(indices):
             if is_any(shape[index]):
                 continue
-            out = _pool_dim(shape[index], pads[i] + pads[i + nd], pool[i], dilation[i], strides[i], attrs.ceil_mode)
+            out = pool_dim(shape[index], pads[i], pads[i + nd], pool[i], dilation[i], strides[i], attrs.ceil_mode)
             if out <= 0:
                 raise RelationError(
                     f"{op_name}: the pooled {spatial[i]} dimension of data {fmt_type(data)} would be {out} "
@@ -77,7 +69,7 @@ def _pool_rel(op_name: str, spatial: str):
 
 def _pads(padding, op_name, nd):
     """(before..., after...) for each spatial axis."""
-    return padding_2d(padding, op_name) if nd == 2 else padding_1d(padding, op_name)
+    return padding_nd(padding, nd, op_name)
 
 
 def _window_counts(size, pool, stride, dilation, before, after, out, include_pad):
@@ -108,7 +100,7 @@ def _pool_impl(op_name: str, spatial: str, kind: str):
         moved = np.moveaxis(x, indices, list(range(x.ndim - nd, x.ndim)))
         sizes = moved.shape[-nd:]
         outs = [
-            _pool_dim(sizes[i], pads[i] + pads[i + nd], pool[i], dilation[i], strides[i], attrs.ceil_mode)
+            pool_dim(sizes[i], pads[i], pads[i + nd], pool[i], dilation[i], strides[i], attrs.ceil_mode)
             for i in range(nd)
         ]
         # ceil_mode windows may run past the explicit padding: extend with neutral values.
@@ -170,23 +162,17 @@ def _global_pool_impl(reduce):
     return impl
 
 
-def _adaptive_sizes(output_size, shape, indices):
-    sizes = list(output_size)
-    if not sizes:
-        sizes = [None, None]
-    elif len(sizes) == 1:
-        sizes = sizes * 2
-    return [shape[index] if size is None else size for size, index in zip(sizes, indices)]
+def _adaptive_pool_rel(op_name: str, spatial: str):
+    allowed = sorted({0, 1, len(spatial)})
 
-
-def _adaptive_pool_rel(op_name: str):
     def rel(arg_types, attrs):
         data = expect_tensor(arg_types[0], op_name, "data")
-        if len(attrs.output_size) > 2:
-            raise RelationError(f"{op_name}: output_size must have at most 2 values, got {list(attrs.output_size)}")
-        indices = _spatial_indices(op_name, attrs.layout, data, "HW")
+        if len(attrs.output_size) not in allowed:
+            counts = ", ".join(str(c) for c in allowed[:-1]) + f" or {allowed[-1]}"
+            raise RelationError(f"{op_name}: output_size must have {counts} values, got {list(attrs.output_size)}")
+        indices = _spatial_indices(op_name, attrs.layout, data, spatial)
         shape = list(data.shape)
-        for index, size in zip(indices, _adaptive_sizes(attrs.output_size, data.shape, indices)):
+        for index, size in zip(indices, adaptive_sizes(attrs.output_size, data.shape, indices)):
             if not is_any(size) and size <= 0:
                 raise RelationError(f"{op_name}: output_size must be positive, got {list(attrs.output_size)}")
             shape[index] = size
@@ -195,80 +181,29 @@ def _adaptive_pool_rel(op_name: str):
     return rel
 
 
-def _adaptive_pool_impl(reduce):
-    def impl(args, attrs, out_type):
-        x = args[0]
-        axes = layout_axes(attrs.layout, "nn.adaptive_pool2d", "layout")
-        indices = [axes.index(a) for a in "HW"]
-        out_h, out_w = _adaptive_sizes(attrs.output_size, x.shape, indices)
-        moved = np.moveaxis(x.astype(compute_dtype(x.dtype), copy=False), indices, [-2, -1])
-        in_h, in_w = moved.shape[-2:]
-        out = np.empty(moved.shape[:-2] + (out_h, out_w), dtype=moved.dtype)
-        for i in range(out_h):
-            h0, h1 = (i * in_h) // out_h, math.ceil((i + 1) * in_h / out_h)
-            for j in range(out_w):
-                w0, w1 = (j * in_w) // out_w, math.ceil((j + 1) * in_w / out_w)
-                out[..., i, j] = reduce(moved[..., h0:h1, w0:w1], axis=(-2, -1))
-        return np.moveaxis(out, [-2, -1], indices).astype(x.dtype)
-
-    return impl
+def _adaptive_bin(index, size, out_size) -> slice:
+    """PyTorch's adaptive bin: [floor(i * size / out), ceil((i + 1) * size / out))."""
+    return slice((index * size) // out_size, math.ceil((index + 1) * size / out_size))
 
 
-# --- TE lowerings (tvm imported inside: importing the registry must not import tvm)
-
-
-def _summed(x, kind: str):
-    # Averages sum like the numpy reference: float16 in float32, integers in int64 (topi alone
-    # would sum int8 in int8 and overflow); max needs no wider type.
-    if kind != "avg":
-        return x
-    return cast(x, "int64" if str(x.dtype).startswith(("int", "uint")) else accumulate_dtype(x.dtype))
-
-
-def _pool_te(op_name: str, spatial: str, kind: str):
+def _adaptive_pool_impl(reduce, spatial: str):
     nd = len(spatial)
 
-    def te_impl(inputs, attrs, out_type):
-        from tvm import topi
+    def impl(args, attrs, out_type):
+        x = args[0]
+        axes = layout_axes(attrs.layout, "nn.adaptive_pool", "layout")
+        indices = [axes.index(a) for a in spatial]
+        outs = adaptive_sizes(attrs.output_size, x.shape, indices)
+        last = list(range(x.ndim - nd, x.ndim))
+        moved = np.moveaxis(x.astype(compute_dtype(x.dtype), copy=False), indices, last)
+        sizes = moved.shape[-nd:]
+        out = np.empty(moved.shape[:-nd] + tuple(outs), dtype=moved.dtype)
+        for position in np.ndindex(*outs):
+            window = tuple(_adaptive_bin(i, size, count) for i, size, count in zip(position, sizes, outs))
+            out[(Ellipsis,) + position] = reduce(moved[(Ellipsis,) + window], axis=tuple(range(-nd, 0)))
+        return np.moveaxis(out, last, indices).astype(x.dtype)
 
-        x = inputs[0]
-        pool = topi.nn.pool2d if nd == 2 else topi.nn.pool1d
-        out = pool(
-            _summed(x, kind),
-            ints(spatial_pair(attrs.pool_size, op_name, "pool_size", nd)),
-            ints(spatial_pair(attrs.strides, op_name, "strides", nd)),
-            ints(spatial_pair(attrs.dilation, op_name, "dilation", nd)),
-            ints(_pads(attrs.padding, op_name, nd)),
-            kind,
-            ceil_mode=attrs.ceil_mode,
-            layout=attrs.layout,
-            count_include_pad=attrs.count_include_pad if kind == "avg" else False,
-        )
-        return cast(out, x.dtype)
-
-    return te_impl
-
-
-def _global_pool_te(kind: str):
-    def te_impl(inputs, attrs, out_type):
-        from tvm import topi
-
-        x = inputs[0]
-        return cast(topi.nn.global_pool(_summed(x, kind), kind, layout=attrs.layout), x.dtype)
-
-    return te_impl
-
-
-def _adaptive_pool_te(kind: str):
-    def te_impl(inputs, attrs, out_type):
-        from tvm import topi
-
-        x = inputs[0]
-        axes = layout_axes(attrs.layout, f"nn.adaptive_{kind}_pool2d", "layout")
-        sizes = _adaptive_sizes(attrs.output_size, dims(x), [axes.index(a) for a in "HW"])
-        return cast(topi.nn.adaptive_pool(_summed(x, kind), ints(sizes), kind, layout=attrs.layout), x.dtype)
-
-    return te_impl
+    return impl
 
 
 def _pool_attrs(nd: int, layout: str, avg: bool) -> tuple:
@@ -284,13 +219,14 @@ def _pool_attrs(nd: int, layout: str, avg: bool) -> tuple:
     return fields + ((AttrField("count_include_pad", False, to_bool),) if avg else ())
 
 
-for _nd, _suffix, _layout, _spatial in ((2, "2d", "NCHW", "HW"), (1, "1d", "NCW", "W")):
-    _builder = {
-        "builder_defaults": {"pool_size": (1,) * _nd},
-        "builder_normalize": (
-            normalizer(pairs=("pool_size", "strides", "dilation"), pad4=("padding",)) if _nd == 2 else None
-        ),
-    }
+_POOL_FAMILY = (  # (suffix, layout, spatial axes, builder normalization as tvm.relay.nn's Python builder)
+    ("1d", "NCW", "W", None),
+    ("2d", "NCHW", "HW", normalizer(pairs=("pool_size", "strides", "dilation"), pad4=("padding",))),
+    ("3d", "NCDHW", "DHW", normalizer(triples=("pool_size", "strides", "dilation"), pad6=("padding",))),
+)
+
+for _suffix, _layout, _spatial, _normalize in _POOL_FAMILY:
+    _nd = len(_spatial)
     for _kind in ("max", "avg"):
         _name = f"nn.{_kind}_pool{_suffix}"
         register(
@@ -300,10 +236,10 @@ for _nd, _suffix, _layout, _spatial in ((2, "2d", "NCHW", "HW"), (1, "1d", "NCW"
                 _pool_rel(_name, _spatial),
                 OpPattern.OUT_ELEMWISE_FUSABLE,
                 _pool_impl(_name, _spatial, _kind),
-                te_impl=_pool_te(_name, _spatial, _kind),
+                te_impl=pool_te(_name, _spatial, _kind),
                 attrs=_pool_attrs(_nd, _layout, _kind == "avg"),
-                extras=dict(_builder),
-                description=f"{_kind} pooling over {'H, W' if _nd == 2 else 'W'}",
+                extras={"builder_defaults": {"pool_size": (1,) * _nd}, "builder_normalize": _normalize},
+                description=f"{_kind} pooling over {', '.join(_spatial)}",
             )
         )
 
@@ -315,25 +251,32 @@ for _kind, _reduce in (("avg", np.mean), ("max", np.max)):
             _global_pool_rel(f"nn.global_{_kind}_pool2d"),
             OpPattern.OUT_ELEMWISE_FUSABLE,
             _global_pool_impl(_reduce),
-            te_impl=_global_pool_te(_kind),
+            te_impl=global_pool_te(_kind),
             attrs=(AttrField("layout", "NCHW", to_str), AttrField("out_layout", "", to_str)),
             description=f"{_kind} over the whole H and W extent (kept as size-1 dimensions).",
         )
     )
-    register(
-        NNOpDef(
-            f"nn.adaptive_{_kind}_pool2d",
-            1,
-            _adaptive_pool_rel(f"nn.adaptive_{_kind}_pool2d"),
-            OpPattern.OUT_ELEMWISE_FUSABLE,
-            _adaptive_pool_impl(_reduce),
-            te_impl=_adaptive_pool_te(_kind),
-            attrs=(
-                AttrField("output_size", (), to_ints, "(h, w), (s,) for both, () or None entries keep the input size"),
-                AttrField("layout", "NCHW", to_str),
-                AttrField("out_layout", "", to_str),
-            ),
-            extras={"builder_normalize": lambda given: {**given, "output_size": given.get("output_size") or ()}},
-            description=f"adaptive {_kind} pooling to a fixed output size (PyTorch bin boundaries).",
+    for _suffix, _layout, _spatial, _ in _POOL_FAMILY:
+        _name = f"nn.adaptive_{_kind}_pool{_suffix}"
+        register(
+            NNOpDef(
+                _name,
+                1,
+                _adaptive_pool_rel(_name, _spatial),
+                OpPattern.OUT_ELEMWISE_FUSABLE,
+                _adaptive_pool_impl(_reduce, _spatial),
+                te_impl=adaptive_pool_te(_kind, _spatial),
+                attrs=(
+                    AttrField(
+                        "output_size",
+                        (),
+                        to_ints,
+                        "one value per spatial axis, one for all, () or None entries keep the input size",
+                    ),
+                    AttrField("layout", _layout, to_str),
+                    AttrField("out_layout", "", to_str),
+                ),
+                extras={"builder_normalize": lambda given: {**given, "output_size": given.get("output_size") or ()}},
+                description=f"adaptive {_kind} pooling over {', '.join(_spatial)} to a fixed size (PyTorch's bins).",
+            )
         )
-    )

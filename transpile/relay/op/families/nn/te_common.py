@@ -63,3 +63,33 @@ def blocked_axes(layout: str) -> list[str]:
             axes.append(digits + char)
             digits = ""
     return axes
+
+
+def static_extent(dim, op_name: str, what: str) -> int:
+    """A dimension the lowering needs as a number (e.g. an interpolated axis); `?` ones are unsupported."""
+    from tvm import tirx
+
+    value = dim.value if isinstance(dim, tirx.IntImm) else dim
+    if not isinstance(value, int):
+        from ..te_support import dynamic_shape_error
+
+        raise dynamic_shape_error(op_name, f"the lowering needs a static {what}")
+    return value
+
+
+def output_shape(out_type, known: dict, op_name: str) -> list:
+    """The output shape for te.compute: the type's static dims, and for each `?` dim at position i the
+    symbolic input extent known[i] it equals (batch, channels); any other `?` dim is unsupported."""
+    from ....ty import AnyDim
+
+    shape = []
+    for i, dim in enumerate(out_type.shape):
+        if not isinstance(dim, AnyDim):
+            shape.append(int(dim))
+        elif i in known:
+            shape.append(known[i])
+        else:
+            from ..te_support import dynamic_shape_error
+
+            raise dynamic_shape_error(op_name, f"output dimension {i} is unknown")
+    return shape
