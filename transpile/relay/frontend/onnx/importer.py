@@ -172,9 +172,13 @@ class OnnxImporter:
         """Every node of the graph (and of its subgraphs) has a converter, or all that do not are listed."""
         missing = []
         for node, domain in _walk_nodes(graph):
-            if lookup_converter(domain, node.op_type) is None:
+            convert = lookup_converter(domain, node.op_type)
+            # A converter that always refuses (ops/unsupported.py) is listed here too, with its reason.
+            rejection = getattr(convert, "rejection", None)
+            if convert is None or rejection:
                 qualified = node.op_type if domain in ("", "ai.onnx") else f"{domain}::{node.op_type}"
-                missing.append(UnsupportedOp(qualified, node.name or (node.output[0] if node.output else "?"), ""))
+                name = node.name or (node.output[0] if node.output else "?")
+                missing.append(UnsupportedOp(qualified, name, rejection or ""))
         if missing:
             raise UnsupportedOperatorsError(SOURCE, missing)
 

@@ -8,3 +8,4 @@ from . import indexing  # noqa: F401
 from . import rearrange, sequence, control  # noqa: F401
 from . import training  # noqa: F401
 from . import conv, pool, norm, matmul, activation, dropout, resize, rnn, spatial  # noqa: F401
+from . import quantize, loss, unsupported, attention, stateful, signal, detection, columns, linalg, text  # noqa: F401
