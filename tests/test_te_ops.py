@@ -220,6 +220,10 @@ def test_where_cast_clip_reinterpret_fixed_point():
         Case("clip", [ints((8,), "int32", -10, 10)], {"a_min": -2.5, "a_max": 3.7}),
         Case("clip", [ints((8,), "uint8", 0, 255)], {"a_min": 10.0, "a_max": 200.0}),
         Case("clip", [rand((5,), "float16")], {"a_min": -0.3, "a_max": 0.3}),
+        # nan stays nan (one select, not LLVM's min/max); a nan bound makes everything nan, as in numpy.
+        Case("clip", [np.array([np.nan, -np.inf, np.inf, -7.0, 0.25, 9.0], "float32")], {"a_min": 0.0, "a_max": 6.0}),
+        Case("clip", [np.array([np.nan, 1.0, -1.0], "float64")], {"a_min": float("nan"), "a_max": 6.0}),
+        Case("clip", [np.array([np.nan, 1.0, -9.0, 9.0], "float32")], {"a_min": 2.0, "a_max": -2.0}),
     ]
     cases += [
         Case("fixed_point_multiply", [ints((10,), "int32", -(2**20), 2**20)], {"multiplier": 1395864371, "shift": -3}),
