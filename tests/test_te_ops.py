@@ -495,3 +495,12 @@ def test_tanh_keeps_its_relative_precision_near_zero():
     # TVM's own lowering of tanh was off by 1e-2 relative at 1e-6 (ONNX Mish / GELU-tanh node tests caught it).
     tiny = np.array([4.5e-5, -1e-6, 1e-3, 0.124, 0.126, 0.5, 3.0, 0.0, np.inf, -np.inf], "float32")
     assert_cases([Case("tanh", [tiny], rtol=3e-7, atol=0.0), Case("tanh", [tiny.astype("float64")], rtol=1e-14, atol=0.0)])
+
+
+def test_sinh_cosh_vectorized_and_accurate_near_zero():
+    # Vectorized kernels once called a vector sinh/cosh intrinsic LLVM lacks (ONNX node test_cosh, shape 3x4x5).
+    x = np.concatenate([rand((3, 4, 5)).reshape(-1), np.array([1e-6, -3e-4, 0.049, 0.051, 0.49, 0.51, 60.0, -60.0], "float32")])
+    x32 = x.reshape(-1)
+    cases = [Case(op, [x32], rtol=1e-6, atol=0.0) for op in ("sinh", "cosh")]
+    cases += [Case(op, [x32.astype("float64")], rtol=1e-14, atol=0.0) for op in ("sinh", "cosh")]
+    assert_cases(cases)

@@ -235,8 +235,8 @@ def limitation(model) -> str | None:
         kind = info.type.WhichOneof("value")
         if info.name not in initializers and kind != "tensor_type":
             return (
-                f"graph input {info.name!r} is a {kind.replace('_type', '')}: the ONNX importer takes tensor "
-                "graph inputs only (sequences are import-time lists of tensors)"
+                f"{kind.replace('_type', '')} graph input: the ONNX importer takes tensor graph inputs only "
+                "(an ONNX sequence is an import-time list of tensors)"
             )
 
     def visit_type(type_proto):

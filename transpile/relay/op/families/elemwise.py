@@ -325,6 +325,8 @@ def _te_float_math(fn_name):
             out = tirx.const(1.0, dtype_of(work)) / (tirx.const(1.0, dtype_of(work)) + tirx.exp(-work))
         elif fn_name == "tanh":
             out = _accurate_tanh(work)
+        elif fn_name in ("sinh", "cosh"):
+            out = _hyperbolic(work, fn_name)
         else:
             out = getattr(tirx, fn_name)(work)
         return out
@@ -353,6 +355,32 @@ def _accurate_tanh(x):
     near = magnitude * (c(1.0) + x2 * (c(-1 / 3) + x2 * (c(2 / 15) + x2 * (c(-17 / 315) + x2 * c(62 / 2835)))))
     result = tirx.Select(magnitude < c(0.125 if dtype == "float32" else 0.02), near, far)  # a nan compares false: `far` carries it
     return tirx.Select(x < c(0.0), -result, result)
+
+
+def _hyperbolic(x, name):
+    """sinh / cosh through exp: TVM's LLVM codegen has no vector sinh/cosh ("unknown intrinsic" once vectorized).
+
+    sinh near 0 is an odd Taylor polynomial (below 0.5 for float32, 0.05 for float64), where the
+    difference of exponentials would cancel; (e^x -/+ e^-x) / 2 elsewhere, which overflows to inf as numpy does.
+    """
+    from tvm import tirx
+
+    dtype = dtype_of(x)
+
+    def c(value):
+        return tirx.const(value, dtype)
+
+    half = c(0.5)
+    if name == "cosh":
+        return half * (tirx.exp(x) + tirx.exp(-x))
+    far = half * (tirx.exp(x) - tirx.exp(-x))
+    x2 = x * x
+    terms = [1 / 6, 1 / 120, 1 / 5040, 1 / 362880, 1 / 39916800]
+    poly = c(terms[-1])
+    for coefficient in reversed(terms[:-1]):
+        poly = c(coefficient) + x2 * poly
+    near = x + x * x2 * poly
+    return tirx.Select(tirx.abs(x) < c(0.5 if dtype == "float32" else 0.05), near, far)
 
 
 _TE_FLOAT_MATH = {
