@@ -69,8 +69,9 @@ class ReferenceCounts:
                 stack.extend(children(current))
 
 
-def post_order(root) -> list:
-    """Every node once, operands before their users."""
+def post_order(root, operands=None) -> list:
+    """Every node once, operands before their users (`operands(node)`, default: its expression children)."""
+    operands = operands or children
     order, seen = [], set()
     stack = [(root, False)]
     while stack:
@@ -82,7 +83,7 @@ def post_order(root) -> list:
             continue
         seen.add(id(node))
         stack.append((node, True))
-        for child in reversed(children(node)):
+        for child in reversed(operands(node)):
             if id(child) not in seen:
                 stack.append((child, False))
     return order

@@ -14,6 +14,7 @@ from ...analysis import free_vars
 from ...op.gradients import GradientError
 from ...op.registry import make_call
 from ...ty import AnyDim, TensorType, TupleType
+from ..dag import post_order
 from .graph import dataflow_operands
 from .typed import annotate_types, type_of
 
@@ -50,19 +51,7 @@ def first_order_gradient(outputs_expr: E.Expr, wrt_exprs, seed: E.Expr | None = 
 
 def _dataflow_order(root) -> list:
     """Every node once, operands before users; anything beyond dataflow is a GradientError naming it."""
-    order, seen = [], set()
-    stack = [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        stack.extend((child, False) for child in reversed(dataflow_operands(node)))
-    return order
+    return post_order(root, dataflow_operands)
 
 
 def _ensure_typed(root, order) -> None:
