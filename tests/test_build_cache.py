@@ -62,6 +62,18 @@ def test_constants_and_options_change_the_key(cache_dir):
     assert transpile.build(_module(0), backend="cpp").directory == base
 
 
+def test_an_enclosing_pass_context_changes_the_key(cache_dir):
+    from transpile.backends.api import _source_key, prepare
+
+    backend, typed, entry = prepare(_module(0), backend="cpp")
+    plain = _source_key(backend, typed, entry, {})
+    with relay.transform.PassContext(disabled_pass=["FoldConstant"]):
+        disabled = _source_key(backend, typed, entry, {})
+    with relay.transform.PassContext(opt_level=3):
+        assert _source_key(backend, typed, entry, {}) == plain
+    assert disabled != plain
+
+
 def test_a_hit_in_a_fresh_process_imports_no_compiler(cache_dir):
     transpile.build(_module(), backend="cpp")
     script = textwrap.dedent(

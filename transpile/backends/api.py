@@ -107,8 +107,19 @@ def _source_key(backend: Backend, typed, entry: str, options: dict) -> str | Non
         return None
     from .buildkey import source_key
 
-    identity = getattr(backend, "cache_identity", lambda: "")()
+    identity = getattr(backend, "cache_identity", lambda: "")() + _pass_context_identity()
     return source_key(backend.name, typed, entry, options, identity)
+
+
+def _pass_context_identity() -> str:
+    """What of the enclosing PassContext changes the optimised program (its opt_level does not: the
+    pipeline's own `opt_level` option decides that), so a cached build never ignores a disabled pass."""
+    from ..relay.transform.infra import PassContext
+
+    context = PassContext.current()
+    if not context.disabled_pass and not context.required_pass:
+        return ""
+    return f"\0disabled={sorted(context.disabled_pass)}\0required={sorted(context.required_pass)}"
 
 
 def build(target, mod=None, *, backend=DEFAULT_BACKEND, entry: str = "main", **options) -> Artifact:
