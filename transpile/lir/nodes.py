@@ -344,6 +344,13 @@ class AdtDef:
                 return ctor
         return None
 
+    def constructor_of(self, relay_name: str) -> CtorDef | None:
+        """The constructor the Relay program calls `relay_name` (LIR names are sanitized, Relay's are not)."""
+        for ctor in self.constructors:
+            if ctor.relay_name == relay_name:
+                return ctor
+        return None
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ConstDef:

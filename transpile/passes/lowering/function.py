@@ -29,6 +29,7 @@ from ...lir import (
 from ...lir.types import AdtT, ClosureT, RefT, TupleT, bool_scalar
 from ...relay import expr as rx
 from .names import sanitize
+from .narrow import narrow, needs_narrowing
 from .program import LoweringError, ProgramBuilder, is_primitive
 
 __all__ = ["FunctionLowerer", "SELF", "MATCH_FAIL_OP"]
@@ -123,13 +124,25 @@ class FunctionLowerer:
         if isinstance(value, rx.Function):
             lir_value = make_closure(self, value, span, self_var=var)
         else:
+            own = self.b.type_of(value) if getattr(value, "checked_type_", None) is not None else ty
+            if needs_narrowing(own, ty):  # `let %v: Tensor[(3)] = <a Tensor[(?)] value>`
+                computed = self.emit(var.name_hint, own, self.value(value, own), span)
+                self.scope[var] = narrow(self, computed, ty, span)
+                return
             lir_value = self.value(value, ty)
         self.scope[var] = self.emit(var.name_hint, ty, lir_value, span)
 
     # ------------------------------------------------------------ atoms
 
     def atom(self, expr, expected=None, name: str | None = None):
-        """The LIR atom of a Relay expression; `name` names the statement an atom may need."""
+        """The LIR atom of a Relay expression; `name` names the statement an atom may need.
+        A value with a `?` where `expected` has a size is checked at run time and cast."""
+        atom = self._atom(expr, expected, name)
+        if expected is not None and needs_narrowing(atom.type, expected):
+            return narrow(self, atom, expected, getattr(expr, "span", None))
+        return atom
+
+    def _atom(self, expr, expected=None, name: str | None = None):
         from ..closure import constructor_value, global_closure, make_closure, self_closure
 
         if isinstance(expr, rx.Var):
@@ -231,7 +244,7 @@ class FunctionLowerer:
         if isinstance(callee, rx.Constructor):
             if not isinstance(ty, AdtT):
                 raise LoweringError(f"constructor {callee.name_hint} builds a value of a non-ADT type", call.span)
-            ctor = self.b.adt(ty.name).constructor(sanitize(callee.name_hint, "Ctor"))
+            ctor = self.b.adt(ty.name).constructor_of(callee.name_hint)
             if ctor is None:
                 raise LoweringError(f"{ty.name} has no constructor {callee.name_hint}", call.span)
             return MakeAdt(ty.name, ctor.name, self.args(call, ctor.fields))
@@ -287,7 +300,7 @@ class FunctionLowerer:
                 break
             if not isinstance(pattern, rx.PatternConstructor):
                 raise LoweringError(f"unexpected {type(pattern).__name__} in a match clause", clause.span)
-            ctor = adt.constructor(sanitize(pattern.constructor.name_hint, "Ctor"))
+            ctor = adt.constructor_of(pattern.constructor.name_hint)
             if ctor is None:
                 raise LoweringError(f"{adt.name} has no constructor {pattern.constructor.name_hint}", clause.span)
             if ctor.name in seen:

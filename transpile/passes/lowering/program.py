@@ -117,9 +117,10 @@ class ProgramBuilder:
             )
         mapping = dict(zip(data.type_vars, instance.args))
         ctors = []
+        taken: set[str] = set()  # `a-b` and `a_b` both sanitize to `a_b`: one ADT needs distinct names
         for ctor in data.constructors:
             fields = tuple(self.lir_type(substitute(t, mapping)) for t in ctor.inputs)
-            ctors.append(CtorDef(sanitize(ctor.name_hint, "Ctor"), ctor.tag, fields, ctor.name_hint))
+            ctors.append(CtorDef(fresh_name(sanitize(ctor.name_hint, "Ctor"), taken), ctor.tag, fields, ctor.name_hint))
         return AdtDef(name, tuple(ctors))
 
     def adt(self, name: str) -> AdtDef:
