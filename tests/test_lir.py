@@ -755,3 +755,11 @@ def test_static_dimensions_fit_where_any_is_declared():
     from transpile.lir import TupleT
 
     assert fits(TupleT((TensorType((2,), "int8"),)), TupleT((TensorType((any_dim,), "int8"),)))
+
+
+def test_a_relay_name_with_a_newline_stays_in_its_comment():
+    from transpile.lir.printer import function_text
+
+    func = FunctionDef("f", (), TensorType((), "int32"), Block((), Literal(1, TensorType((), "int32"))), relay_name="a\n\"*/b")
+    text = function_text(func)
+    assert text.splitlines()[0].endswith('// from @a\\n"*/b')

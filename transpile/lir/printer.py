@@ -221,13 +221,18 @@ def kernel_text(kernel: Kernel) -> str:
     return head + " {\n" + "\n".join(_INDENT + line for line in lines) + "\n}"
 
 
+def _one_line(name: str) -> str:
+    """A user's name as it can sit in a `//` comment: control characters escaped (a newline would end it)."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in name)
+
+
 def function_text(func: FunctionDef, show_types: bool = False, show_spans: bool = False) -> str:
     writer = _Writer(show_types, show_spans)
     env = f" env({_params(func.env)})" if func.env is not None else ""
     sep = " " if env else ""
     head = f"fn @{func.name}{env}{sep}({_params(func.params)}) -> {type_text(func.ret)} {{"
     if func.relay_name and func.relay_name != func.name:
-        head += f"  // from @{func.relay_name}"
+        head += f"  // from @{_one_line(func.relay_name)}"
     if show_spans and func.span is not None:
         head += f"  // {func.span}"
     writer.emit(0, head)
