@@ -33,7 +33,10 @@ def generate(program, line_length: int = 100, verify: bool = True) -> tuple[str,
     def build():
         writer = ModuleWriter(program)
         source = render(writer.module(), line_length=line_length, blobs=writer.blobs)
-        return source, signature_of(program, writer.entry_name)
+        signature = signature_of(program, writer.entry_name)
+        # Which generated functions are kernels (and of which operators): run-time failures name them.
+        signature["kernels"] = {writer.names.lookup(("kernel", k.name)): list(k.ops) for k in program.kernels}
+        return source, signature
 
     return run_deep(build)
 

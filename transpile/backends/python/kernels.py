@@ -18,10 +18,10 @@ import math
 
 import numpy as np
 
-from ...errors import UnsupportedFeatureError
 from ...relay.ty import AnyDim, TensorType, TupleType
 from .names import Namespace
-from .pyast import comment, parse_expr, source_comment
+from .problems import ill_formed, unsupported
+from .pyast import comment, docstring, parse_expr, readable, source_comment
 
 __all__ = ["KernelWriter", "scalar_literal", "dtype_expr"]
 
@@ -165,7 +165,7 @@ def _spell(name: str, args: list[str], types: list, attrs, out) -> str | None:
 # ---------------------------------------------------------------- fallback through transpile.runtime.ops
 
 
-def _attr_text(value, op_name: str, attr: str) -> str:
+def _attr_text(value, op_name: str, attr: str, span=None) -> str:
     if isinstance(value, np.generic):
         value = value.item()
     if value is None or isinstance(value, (bool, int, str)):
@@ -177,11 +177,9 @@ def _attr_text(value, op_name: str, attr: str) -> str:
             return 'float("inf")' if value > 0 else '-float("inf")'
         return repr(value)
     if isinstance(value, (tuple, list)):
-        items = [_attr_text(v, op_name, attr) for v in value]
+        items = [_attr_text(v, op_name, attr, span) for v in value]
         return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
-    raise UnsupportedFeatureError(
-        f"the python backend cannot write attribute {attr}={value!r} of operator {op_name} ({type(value).__name__})"
-    )
+    raise unsupported(f"attribute values of type {type(value).__name__}", span, f"{op_name}({attr}={value!r})")
 
 
 def _non_default_attrs(opdef, attrs) -> list[tuple[str, object]]:
@@ -201,14 +199,14 @@ def _non_default_attrs(opdef, attrs) -> list[tuple[str, object]]:
     return shown
 
 
-def _out_spec(ty) -> str:
+def _out_spec(ty, op_name: str, span=None) -> str:
     if isinstance(ty, TensorType):
         dims = tuple(None if isinstance(d, AnyDim) else int(d) for d in ty.shape)
         return f"({dims!r}, {ty.dtype!r})"
     if isinstance(ty, TupleType):
-        fields = [_out_spec(f) for f in ty.fields]
+        fields = [_out_spec(f, op_name, span) for f in ty.fields]
         return f"({fields[0]},)" if len(fields) == 1 else f"({', '.join(fields)})"
-    raise UnsupportedFeatureError(f"the python backend cannot express the operator output type {ty!r}")
+    raise unsupported(f"operator results of type {ty!r}", span, f"the result of {op_name}")
 
 
 def _op_path(name: str) -> str:
@@ -236,6 +234,8 @@ class KernelWriter:
 
         names = Namespace(IMPORTED_NAMES)
         func = kernel.body
+        if not isinstance(func, E.Function):
+            raise ill_formed(f"kernel {kernel.name}: its body is a {type(func).__name__}, not a relay.Function")
         wanted = list(param_names) if param_names else [p.name for p in kernel.params]
         params = [names.bind(id(v), n, "a") for v, n in zip(func.params, wanted)]
         body: list[ast.stmt] = [_docstring(kernel, params)]
@@ -249,19 +249,16 @@ class KernelWriter:
             temp[0] += 1
             return names.fresh(f"t{temp[0] - 1}", "t")
 
-        if not isinstance(func, E.Function):
-            raise UnsupportedFeatureError(f"kernel {kernel.name}: its body is not a relay.Function")
-
         order = _post_order(func.body)
         root = func.body
         for node in order:
             if isinstance(node, E.Var):
                 if id(node) not in text:
-                    raise UnsupportedFeatureError(f"kernel {kernel.name} uses the free variable %{node.name_hint}")
+                    raise ill_formed(f"kernel {kernel.name} uses the free variable %{node.name_hint}", node.span)
             elif isinstance(node, E.Constant):
                 data = node.data
                 if data.ndim != 0:
-                    raise UnsupportedFeatureError(f"kernel {kernel.name} holds a non-scalar constant")
+                    raise ill_formed(f"kernel {kernel.name} holds a non-scalar constant", node.span)
                 text[id(node)] = scalar_literal(data.item(), data.dtype.name)
             elif isinstance(node, E.Tuple):
                 items = [text[id(f)] for f in node.fields]
@@ -284,8 +281,10 @@ class KernelWriter:
                 body.append(ast.Assign(targets=[ast.Name(target, ast.Store())], value=parse_expr(value)))
                 text[id(node)] = target
             else:
-                raise UnsupportedFeatureError(
-                    f"kernel {kernel.name}: the python backend cannot translate {type(node).__name__} in a kernel body"
+                raise ill_formed(
+                    f"kernel {kernel.name}: a kernel body holds only operator calls, tuples and lets, not "
+                    f"{type(node).__name__}",
+                    getattr(node, "span", None),
                 )
         body.append(ast.Return(parse_expr(text[id(root)])))
         return ast.FunctionDef(
@@ -303,7 +302,7 @@ class KernelWriter:
         name = call.op.name
         opdef = lookup(name)
         if opdef is None:
-            raise UnsupportedFeatureError(f"operator {name} is not in the operator registry")
+            raise unsupported(f"operator {name}", call.span, "it is not in the operator registry")
         types = [getattr(a, "checked_type_", None) for a in call.args]
         out = call.checked_type
         attrs = call.attrs
@@ -313,14 +312,14 @@ class KernelWriter:
             try:
                 attrs = normalize_attrs(opdef, {})
             except ValueError as exc:
-                raise UnsupportedFeatureError(f"operator {name} in a kernel: {exc}") from None
+                raise unsupported(f"the attributes of operator {name}", call.span, str(exc)) from None
         spelled = _spell(name, args, types, attrs, out)
         if spelled is not None:
             return spelled
         self.uses_ops = True
         pieces = list(args)
-        pieces += [f"{k}={_attr_text(v, name, k)}" for k, v in _non_default_attrs(opdef, attrs)]
-        pieces.append(f"out={_out_spec(out)}")
+        pieces += [f"{k}={_attr_text(v, name, k, call.span)}" for k, v in _non_default_attrs(opdef, attrs)]
+        pieces.append(f"out={_out_spec(out, name, call.span)}")
         return f"{_op_path(name)}({', '.join(pieces)})"
 
 
@@ -340,11 +339,12 @@ def _docstring(kernel, names: list[str]) -> ast.Expr:
     from ...lir.types import type_text
 
     ops = ", ".join(kernel.ops) if kernel.ops else "no operators"
-    params = [f"{n}: {type_text(p.type)}" for n, p in zip(names, kernel.params)]
-    line = f"{ops}: ({', '.join(params)}) -> {type_text(kernel.result)}"
+    params = [f"{n}: {readable(type_text(p.type))}" for n, p in zip(names, kernel.params)]
+    result = readable(type_text(kernel.result))
+    line = f"{ops}: ({', '.join(params)}) -> {result}"
     if len(line) > 88:
-        line = f"{ops}.\n\n" + "".join(f"{p}\n" for p in params) + f"returns {type_text(kernel.result)}\n"
-    return ast.Expr(ast.Constant(line))
+        line = f"{ops}.\n\n" + "".join(f"{p}\n" for p in params) + f"returns {result}\n"
+    return docstring(line)
 
 
 def _post_order(root) -> list:

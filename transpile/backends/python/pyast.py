@@ -9,12 +9,32 @@ from __future__ import annotations
 import ast
 import re
 
-__all__ = ["parse_expr", "comment", "source_comment", "render", "signature_doc"]
+__all__ = ["parse_expr", "comment", "docstring", "readable", "source_comment", "render", "signature_doc"]
 
 _MARKER = "__transpile_comment_{}__"
 _MARKER_LINE = re.compile(r"^(\s*)__transpile_comment_(\d+)__\s*$")
 _MAX_SOURCE_TEXT = 80
-_BLOB = re.compile(r'"(__transpile_blob_\d+__)"')
+
+
+def readable(text, keep_newlines: bool = False) -> str:
+    """`text` with every unprintable character escaped (`\\x00`, `\\n`, `\\ud800`): names chosen by
+    users may hold anything, and comments and docstrings must stay one valid, encodable line each.
+    """
+    text = str(text)
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        if ch.isprintable() or (keep_newlines and ch == "\n"):
+            out.append(ch)
+        else:
+            out.append(ascii(ch)[1:-1])
+    return "".join(out)
+
+
+def docstring(text: str) -> ast.Expr:
+    """A docstring statement; its own line breaks stay, anything else unprintable is escaped."""
+    return ast.Expr(ast.Constant(readable(text, keep_newlines=True)))
 
 
 def parse_expr(text: str) -> ast.expr:
@@ -34,7 +54,7 @@ def signature_doc(head: str, params: list[str], result: str, note: str = "", wid
 def comment(text: str, trailing: bool = False, section: bool = False) -> ast.Expr:
     """A comment statement; a `section` comment stays apart from the definition that follows it."""
     node = ast.Expr(ast.Name("__transpile_comment__", ast.Load()))
-    node.transpile_comment = (" ".join(str(text).split()), trailing, section)
+    node.transpile_comment = (readable(" ".join(str(text).split())), trailing, section)
     return node
 
 
@@ -108,8 +128,9 @@ def render(module: ast.Module, line_length: int = 100, blobs: dict | None = None
         else:
             lines.append(f"{match.group(1)}# {text}")
     text = black.format_str("\n".join(_attach_comments(lines, sections)) + "\n", mode=black.Mode(line_length=line_length))
-    if blobs:
-        text = _BLOB.sub(lambda m: f'"{blobs[m.group(1)]}"', text)
+    for placeholder, data in (blobs or {}).items():
+        # Placeholders carry a random token, so no user-chosen string in the program can equal one.
+        text = text.replace(f'"{placeholder}"', f'"{data}"', 1)
     return text
 
 
