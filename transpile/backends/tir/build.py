@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 from ... import cache, progress
@@ -142,7 +143,14 @@ def _dl_dtype(dtype: str) -> str:
 
 
 def _c_string(text: str) -> str:
-    return json.dumps(text)  # a JSON string literal is a valid C string literal for our names
+    """A C string literal of `text`'s UTF-8 bytes: printable ASCII as is, every other byte (and
+    `"`, `\\`, `?` — no trigraphs) as a three-digit octal escape, which never runs into the next
+    character the way a hex escape does. (A JSON literal is not C: `\\ud83d` is no valid C escape.)"""
+    out = []
+    for byte in text.encode("utf-8"):
+        char = chr(byte)
+        out.append(char if 0x20 <= byte < 0x7F and char not in '"\\?' else f"\\{byte:03o}")
+    return '"' + "".join(out) + '"'
 
 
 def _forwarders(calls: dict, profiled: list | None = None) -> list[str]:
@@ -263,6 +271,30 @@ def _compilation_units(lowered) -> list:
     return [tvm.IRModule(part) for part in (kernels, rest) if part]
 
 
+# TVM tags every buffer access with a type-based alias (TBAA) node of its own buffer variable, so
+# LLVM takes accesses through different buffer variables to never alias. That holds inside one
+# PrimFunc, not once LLVM inlines the direct kernels into their caller: two kernels, or a kernel
+# and its caller, then reach the same memory (an arena slot reused by the memory plan, allocations
+# StorageRewrite merged, a caller's buffer a kernel reads) under different nodes, and LLVM moved
+# loads across the stores they depend on (issue 12 item 2: an int result held the bits of a dead
+# float tensor's 1.0). The callers' unit is compiled without TBAA: BasicAA and the kernels'
+# `noalias` scopes, both sound after inlining, remain.
+_NO_TBAA = "-enable-tbaa:bool=0"
+# LLVM options are process-global: TVM sets them for the life of a target's LLVM scope and then
+# restores them, so two overlapping compiles naming the option could restore it under each other.
+_NO_TBAA_LOCK = threading.Lock()
+
+
+def _callers_target(target):
+    """`target` with TBAA off (the unit holding the functions and the kernels they call directly)."""
+    import tvm
+
+    config = dict(target.export())
+    options = [str(o) for o in config.get("cl-opt", ())]
+    config["cl-opt"] = options + [_NO_TBAA]
+    return tvm.target.Target({k: v for k, v in config.items() if k not in ("keys", "tag")})
+
+
 def _compile_units(lowered, work: Path) -> tuple[list[str], dict]:
     """tvm.compile of each unit into an object in `work`; returns the objects and the kernel calls
     they make (symbol -> kernel, see symbols.py)."""
@@ -282,7 +314,12 @@ def _compile_units(lowered, work: Path) -> tuple[list[str], dict]:
             stage.advance(0, detail=f"unit {index + 1}: {len(unit.functions)} PrimFuncs")
             compile_count += 1
             path = work / f"program{index}.o"
-            tvm.compile(unit, target=target).mod.write_to_file(str(path))
+            packed_only = all(gv.name_hint in lowered.packed_kernels for gv in unit.functions)
+            if packed_only:  # each kernel a function of its own, called through the packed API: no inlining
+                tvm.compile(unit, target=target).mod.write_to_file(str(path))
+            else:
+                with _NO_TBAA_LOCK:
+                    tvm.compile(unit, target=_callers_target(target)).mod.write_to_file(str(path))
             objects.append(str(path))
             calls.update(kernel_calls(undefined_symbols(path), lowered.packed_kernels))
             stage.advance(1)

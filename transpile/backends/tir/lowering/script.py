@@ -15,7 +15,8 @@ position of a block is computed straight into the block's destination buffers. K
 placed by the shared memory plan (transpile.passes.memory_plan) live in one arena per
 invocation; other intermediates get their own allocation. A function with self tail calls keeps
 its parameters in state buffers and runs as a `while` loop: a tail call stores its arguments
-into the state and sets the continue flag.
+into the state and sets the continue flag. The function's own reads and writes of bool elements
+go through int8 views of the bool buffers (`declare_bytes`).
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ STACK_LIMIT = 1024  # bytes: TVM allocates smaller constant-size buffers on the 
 
 
 def _storage_dtype(dtype: str) -> str:
-    return "uint8" if dtype == "bool" else dtype
+    """How a tensor of `dtype` is held in memory: bool as int8 (one byte an element, 0 or 1)."""
+    return "int8" if dtype == "bool" else dtype
 
 
 def _nbytes(ty: TensorType) -> int:
@@ -233,6 +235,7 @@ class FunctionScript:
         self.plan = module.memory_plan.of(func.name)
         self.arena: str | None = None
         self.pointers: dict[str, str] = {}  # planned view expression -> its data pointer
+        self.bytes_views: dict[str, str] = {}  # bool buffer -> its int8 view (declare_bytes)
 
     # ---------------------------------------------------------------- names and buffers
     def fresh(self, base: str) -> str:
@@ -256,7 +259,35 @@ class FunctionScript:
             self.emit(indent, f"{name} = T.decl_buffer({buffer_type(ty)}, data={raw}.data)")
         else:
             self.emit(indent, f"{name} = T.alloc_buffer({buffer_type(ty)})")
+        self.declare_bytes(name, indent)
         return name
+
+    def declare_bytes(self, name: str, indent: str) -> None:
+        """For a bool buffer: a flat int8 buffer over its memory, through which this function reads
+        and writes its elements (`scalar`, `copy`). TVM's StorageRewrite retypes bool memory as
+        int8 when it merges allocations and then builds bool stores of int8 values ("dtype
+        mismatch on BufferStore"), so no element is accessed as bool here; kernels and callees
+        still get the bool buffer, whose dtype their argument checks compare."""
+        ty = self.types[name]
+        if ty.dtype != "bool":
+            return
+        view = self.fresh(f"{name}_bytes")
+        # Flat and at least one element: TVMScript prints other int8 views of bool buffers in
+        # forms that do not parse back (`.view("int8")` of a 0-d buffer) or not to the same buffer.
+        size = max(int(np.prod([int(d) for d in ty.shape], dtype=np.int64)), 1)
+        self.types[view] = TensorType((size,), _storage_dtype(ty.dtype))
+        self.bytes_views[name] = view
+        self.emit(indent, f"{view} = T.decl_buffer({buffer_type(self.types[view])}, data={self.pointer(name)})")
+
+    def scalar(self, name: str) -> str:
+        """The element of a 0-d buffer, as an expression (read or assigned)."""
+        return f"{self.bytes_views[name]}[0]" if name in self.bytes_views else f"{name}[()]"
+
+    def element_value(self, value, dtype: str) -> str:
+        """A literal to store through `scalar` (a bool as its int8 byte)."""
+        if dtype == "bool":
+            return f"T.int8({int(bool(value))})"
+        return literal_text(value, dtype)
 
     def alloc_like(self, types, base: str, indent: str) -> list[str]:
         return [self.alloc(t, f"{base}_{i}" if len(types) > 1 else base, indent) for i, t in enumerate(types)]
@@ -292,6 +323,7 @@ class FunctionScript:
         offset = self.module.weights_layout.offset(const)
         self.emit(indent, f"{pointer}: T.let[T.handle()] = T.handle_add_byte_offset({WEIGHTS}.data, {offset})")
         self.emit(indent, f"{name} = T.decl_buffer({buffer_type(ty)}, data={pointer})")
+        self.declare_bytes(name, indent)
 
     def atom(self, atom, indent: str) -> list[str]:
         if isinstance(atom, Var):
@@ -300,7 +332,7 @@ class FunctionScript:
             return [self.module.constant_param(atom.name)]
         if isinstance(atom, Literal):
             name = self.alloc(atom.type, "lit", indent)
-            self.emit(indent, f"{name}[()] = {literal_text(atom.value, atom.type.dtype)}")
+            self.emit(indent, f"{self.scalar(name)} = {self.element_value(atom.value, atom.type.dtype)}")
             return [name]
         raise UnsupportedFeatureError(f"the atom {atom!r}", BACKEND)
 
@@ -309,7 +341,13 @@ class FunctionScript:
             return
         ty = self.types[dst]
         if not ty.shape:
-            self.emit(indent, f"{dst}[()] = {src}[()]")
+            self.emit(indent, f"{self.scalar(dst)} = {self.scalar(src)}")
+            return
+        if dst in self.bytes_views and src in self.bytes_views:
+            # Bools as bytes, in one flat loop (both sides are contiguous buffers of one shape).
+            index = self.fresh("i")
+            self.emit(indent, f"for {index} in range({self.types[self.bytes_views[dst]].shape[0]}):")
+            self.emit(indent + "    ", f"{self.bytes_views[dst]}[{index}] = {self.bytes_views[src]}[{index}]")
             return
         index = [self.fresh(f"i{k}") for k in range(len(ty.shape))]
         extents = ", ".join(str(int(d)) for d in ty.shape)
@@ -351,8 +389,9 @@ class FunctionScript:
             for param in params:
                 name, _, spec = param.partition(": T.Buffer(")
                 dtype = self.types[name].dtype
-                pointers.append(f'{name}_ptr: T.handle("{dtype}")')
-                decls.append(f"        {name} = T.decl_buffer({spec[:-1]}, data={name}_ptr)")
+                pointer = self.fresh(f"{name}_ptr")  # fresh: a parameter may be called `<name>_ptr`
+                pointers.append(f'{pointer}: T.handle("{dtype}")')
+                decls.append(f"        {name} = T.decl_buffer({spec[:-1]}, data={pointer})")
             head = [
                 "    @T.prim_func(private=True)",
                 f"    def {module.function_name(func.name)}({', '.join(pointers)}):",
@@ -367,6 +406,8 @@ class FunctionScript:
         body_indent = "        "
         if func.name in module.stack_checked:
             self.emit(body_indent, STACK_CHECK)
+        for name in [b for names in param_buffers for b in names] + outputs:
+            self.declare_bytes(name, body_indent)
         for const in direct_constants(module.program, func):
             self.declare_constant(const, body_indent)
         if self.plan.outputs:
@@ -385,7 +426,10 @@ class FunctionScript:
                     state_names.append(state)
                 self.env[p.name] = state_names
                 self.state.extend(state_names)
-            self.flag = self.alloc(TensorType((), "bool"), "again", body_indent)
+            # Read as bool, unlike other bools (declare_bytes): it lives through the whole loop,
+            # so StorageRewrite has nothing to merge it with.
+            self.flag = self.fresh("again")
+            self.emit(body_indent, f'{self.flag} = T.alloc_buffer((), "bool")')
             self.emit(body_indent, f"{self.flag}[()] = True")
             self.emit(body_indent, f"while {self.flag}[()]:")
             inner = body_indent + "    "
@@ -466,7 +510,8 @@ class FunctionScript:
                 self.emit(indent, f'T.call_cpacked("{symbol}", {", ".join(args + consts + outs)})')
         elif isinstance(value, If):
             cond = self.atom(value.cond, indent)[0]
-            self.emit(indent, f"if {cond}[()]:")
+            test = f"{self.scalar(cond)} != T.int8(0)" if cond in self.bytes_views else f"{cond}[()]"
+            self.emit(indent, f"if {test}:")
             self.block(value.then, outs, indent + "    ")
             self.emit(indent, "else:")
             self.block(value.else_, outs, indent + "    ")
