@@ -510,3 +510,26 @@ def test_constructors_that_sanitize_alike(first, second):
     mod["main"] = relay.Function([], relay.Tuple([relay.Call(bare, []), relay.Call(holding, [relay.const(1)])]))
     expected = transpile.compile(mod, backend="interpreter")()
     assert transpile.compile(mod, backend="python")() == expected
+
+
+# ---------------------------------------------------------------- readable spellings the registry defines otherwise
+
+
+@pytest.mark.parametrize(
+    "text, args",
+    [
+        # logical_not of a float tensor keeps the input's dtype (numpy's would give bool)
+        ('def @main(%x: Tensor[(3), float32]) { logical_not(%x) }', [np.array([0, 2, np.nan], "float32")]),
+        # float -> integer casts of nan/inf/out-of-range values are the registry's, not astype's
+        ('def @main(%x: Tensor[(9), float32]) { cast(%x, dtype="uint32") }', [np.full(9, np.nan, "float32")]),
+        ('def @main(%x: Tensor[(2), float32]) { cast(%x, dtype="int8") }', [np.array([-np.inf, 300], "float32")]),
+        # a folded non-finite 0-d constant stays 0-d
+        ("def @main() -> float32 { divide(1f, 0f) }", []),
+    ],
+)
+def test_spellings_agree_with_the_registry(text, args):
+    mod = relay.parse('#[version = "0.0.5"]\n' + text)
+    expected = transpile.compile(mod, backend="interpreter")(*args)
+    got = transpile.compile(mod, backend="python")(*args)
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)

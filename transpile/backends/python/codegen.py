@@ -181,7 +181,7 @@ class ModuleWriter:
         The bytes of a large constant are not put into the tree (black would take minutes on
         megabytes of text): the string is a placeholder `render` swaps for the base64 text.
         """
-        value = np.ascontiguousarray(const.value)
+        value = np.asarray(const.value, order="C")  # (np.ascontiguousarray makes a 0-d array 1-d)
         dtype = value.dtype.name
         target = self.names.lookup(("const", const.name))
         if self._is_inline(const):

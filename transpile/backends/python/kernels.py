@@ -120,7 +120,7 @@ def _spell(name: str, args: list[str], types: list, attrs, out) -> str | None:
         return f"{args[0]} {_COMPARISONS[name]} {args[1]}"
     if name in _NUMPY_BINARY:
         return f"{_NUMPY_BINARY[name]}({args[0]}, {args[1]})"
-    if name == "logical_not":
+    if name == "logical_not" and dtype == "bool":
         return f"np.logical_not({args[0]})"
     if name == "negative" and dtype != "bool":
         return f"-{args[0]}"
@@ -134,7 +134,8 @@ def _spell(name: str, args: list[str], types: list, attrs, out) -> str | None:
         return f"np.maximum({args[0]}, 0)"
     if name == "nn.dense" and dtype in ("float32", "float64") and types[0].dtype == dtype and types[1].ndim == 2:
         return f"{args[0]} @ {args[1]}.T"
-    if name == "nn.bias_add":
+    if name == "nn.bias_add" and _static(types[0].shape) and _static(types[1].shape):
+        # (with `?` dims `+` would broadcast a length-1 bias that the reference rejects)
         data = types[0]
         axis = attrs.axis % data.ndim if data.ndim else 0
         trailing = data.ndim - 1 - axis
@@ -155,7 +156,9 @@ def _spell(name: str, args: list[str], types: list, attrs, out) -> str | None:
         if axes is None or len(axes) == 0:
             return f"np.transpose({args[0]})"
         return f"np.transpose({args[0]}, {tuple(int(a) for a in axes)!r})"
-    if name == "cast":
+    if name == "cast" and not (_is_float(types[0].dtype) and not _is_float(dtype)):
+        # float -> integer is the registry's (nan, inf and out-of-range values are defined there;
+        # numpy's astype gives them by position: SIMD body and tail differ)
         return f"{args[0]}.astype({dtype_expr(dtype)})"
     if name == "where" and types[0].dtype == "bool":
         return f"np.where({args[0]}, {args[1]}, {args[2]})"
