@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import linecache
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = [
     "Span",
@@ -17,7 +17,11 @@ __all__ = [
 
 
 class SourceRegistry:
-    """Remembers the text of every parsed source so errors can quote it."""
+    """Remembers the latest text parsed under each source name so errors can quote it.
+
+    Several parses may share a name (`from_string`): spans made by the parser therefore carry
+    their own text, and the registry is only the fallback for spans made elsewhere.
+    """
 
     _texts: dict[str, str] = {}
 
@@ -46,13 +50,23 @@ class Span:
     column: int
     end_line: int | None = None
     end_column: int | None = None
+    # The whole source text the position refers to (shared by every span of one parse).
+    source_text: str | None = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         return f"{self.source_name}:{self.line}:{self.column}"
 
+    def source_line(self) -> str | None:
+        """The text of the span's first line, from its own source text or else the registry."""
+        if self.source_text is None:
+            return SourceRegistry.line(self.source_name, self.line)
+        # Lines as the lexer counts them: only "\n" ends a line.
+        lines = self.source_text.split("\n")
+        return lines[self.line - 1].rstrip("\r") if 1 <= self.line <= len(lines) else None
+
     def excerpt(self) -> str:
         """The source line followed by a caret line under the span's start."""
-        text = SourceRegistry.line(self.source_name, self.line)
+        text = self.source_line()
         if text is None:
             return ""
         width = 1
@@ -69,6 +83,13 @@ class TranspileError(Exception):
         self.message = message
         self.span = span
         super().__init__(self._render())
+
+    def locate(self, span: Span | None) -> "TranspileError":
+        """Gives a location-less error the location `span` (an enclosing construct); returns self."""
+        if self.span is None and span is not None:
+            self.span = span
+            self.args = (self._render(),)
+        return self
 
     @property
     def source_name(self) -> str | None:

@@ -20,6 +20,8 @@ from ...runtime import ADTValue, RefValue
 from .. import expr as E
 from ..op.registry import normalize_attrs
 from ..ty import AnyDim, FuncType, TensorType, TupleType
+from .narrowing import guarded, shape_guard
+from .tailcalls import TailCall, looping_body, tail_call_sites
 from .values import UNSET, Closure, ConstructorFunction, FunctionCode, OpFunction, short_value
 
 __all__ = ["Compiler", "MAX_CALL_DEPTH", "too_deep"]
@@ -82,12 +84,16 @@ class _Scope:
 
 
 class _FunctionContext:
-    __slots__ = ("scope", "shared", "memo")
+    __slots__ = ("scope", "shared", "memo", "code", "self_var", "tail_sites", "has_tail_calls")
 
-    def __init__(self, scope, shared):
+    def __init__(self, scope, shared, code, self_var):
         self.scope = scope
         self.shared = shared
         self.memo: dict = {}
+        self.code = code
+        self.self_var = self_var  # the let-bound Var naming this closure (a letrec), or None
+        self.tail_sites = tail_call_sites(code.func.body, shared)
+        self.has_tail_calls = False
 
 
 _LEAVES = (E.Var, E.GlobalVar, E.Constant, E.Op, E.Constructor)
@@ -166,13 +172,34 @@ class Compiler:
         }
 
     # ----- functions -------------------------------------------------------------------------
-    def compile_body(self, code: FunctionCode, parent_scope) -> None:
+    def compile_body(self, code: FunctionCode, parent_scope, self_var=None) -> None:
         scope = _Scope(parent_scope)
         for param in code.params:
             scope.declare(param)
-        ctx = _FunctionContext(scope, _shared_nodes(code.func.body))
-        code.body = self.expr(code.func.body, ctx)
+        ctx = _FunctionContext(scope, _shared_nodes(code.func.body), code, self_var)
+        func = code.func
+        body = self.expr(func.body, ctx)
         code.template = [None] + [UNSET] * (scope.size - 1)
+        if ctx.has_tail_calls:
+            body = looping_body(body, code.template, code.arity)
+        declared = getattr(func, "checked_type_", None)
+        declared = getattr(declared, "ret_type", None) or func.ret_type
+        code.body = guarded(body, shape_guard(_type(func.body), declared, func.span))
+
+    def expr_as(self, node, declared, ctx):
+        """The evaluator of `node`, whose value is checked to have the sizes `declared` fixes."""
+        return guarded(self.expr(node, ctx), shape_guard(_type(node), declared, getattr(node, "span", None)))
+
+    def _self_tail_call(self, call, ctx):
+        """An evaluator for a call of the function being compiled, in its tail position; or None."""
+        if id(call) not in ctx.tail_sites or len(call.args) != ctx.code.arity:
+            return None
+        op = call.op
+        if op is not ctx.self_var and not (isinstance(op, E.GlobalVar) and self.interp.codes.get(op) is ctx.code):
+            return None
+        ctx.has_tail_calls = True
+        args = [self.expr_as(a, t, ctx) for a, t in zip(call.args, ctx.code.param_types)]
+        return lambda fr: TailCall([a(fr) for a in args])
 
     def expr(self, node, ctx: _FunctionContext):
         key = id(node)
@@ -260,7 +287,9 @@ class Compiler:
         node = let
         while isinstance(node, E.Let) and (node is let or id(node) not in ctx.shared):
             slot = ctx.scope.declare(node.var)  # declared first: a let-bound function may call itself
-            bindings.append((slot, self._bound_value(node.var, node.value, ctx)))
+            value = self._bound_value(node.var, node.value, ctx)
+            guard = shape_guard(_type(node.value), _type(node.var), node.value.span or node.span)
+            bindings.append((slot, guarded(value, guard)))
             node = node.body
         body = self.expr(node, ctx)
         if len(bindings) == 1:
@@ -281,18 +310,18 @@ class Compiler:
 
     def _bound_value(self, var, value, ctx):
         if isinstance(value, E.Function) and id(value) not in ctx.shared:
-            return self._function(value, ctx, name=f"%{var.name_hint}")
+            return self._function(value, ctx, name=f"%{var.name_hint}", self_var=var)
         return self.expr(value, ctx)
 
     def _if(self, node, ctx):
         cond = self.expr(node.cond, ctx)
-        then = self.expr(node.true_branch, ctx)
-        other = self.expr(node.false_branch, ctx)
+        then = self.expr_as(node.true_branch, _type(node), ctx)
+        other = self.expr_as(node.false_branch, _type(node), ctx)
         return lambda fr: then(fr) if cond(fr) else other(fr)
 
-    def _function(self, func, ctx, name: str = "fn"):
+    def _function(self, func, ctx, name: str = "fn", self_var=None):
         code = FunctionCode(name, func, self.interp)
-        self.compile_body(code, ctx.scope)
+        self.compile_body(code, ctx.scope, self_var)
         return lambda fr: Closure(code, fr)
 
     # ----- references --------------------------------------------------------------------------
@@ -318,6 +347,9 @@ class Compiler:
     # ----- calls -------------------------------------------------------------------------------
     def _call(self, call, ctx):
         op = call.op
+        tail = self._self_tail_call(call, ctx)
+        if tail is not None:
+            return tail
         if isinstance(op, E.Op):
             return self._op_call(call, ctx)
         if isinstance(op, E.Constructor):
@@ -382,7 +414,7 @@ class Compiler:
 
     def _global_call(self, call, ctx):
         code = self.interp.codes[call.op]
-        args = [self.expr(a, ctx) for a in call.args]
+        args = [self.expr_as(a, t, ctx) for a, t in zip(call.args, _padded(code.param_types, len(call.args)))]
         if len(args) != code.arity:
             return _raiser(EvaluationError(f"@{code.name} takes {code.arity} argument(s), got {len(args)}", call.span))
         state = self.state
@@ -435,7 +467,9 @@ class Compiler:
 
     def _closure_call(self, call, ctx):
         callee = self.expr(call.op, ctx)
-        args = [self.expr(a, ctx) for a in call.args]
+        callee_type = _type(call.op)
+        params = callee_type.arg_types if isinstance(callee_type, FuncType) else ()
+        args = [self.expr_as(a, t, ctx) for a, t in zip(call.args, _padded(params, len(call.args)))]
         ret_type = getattr(call, "checked_type_", None)
         state = self.state
         interp = self.interp
@@ -534,6 +568,16 @@ class Compiler:
             else:
                 subs.append((index, 0, self._pattern(sub, ctx)))
         return subs
+
+
+def _padded(types, count: int) -> list:
+    """`types` cut or padded with None to `count` entries (an arity mismatch is reported elsewhere)."""
+    return (list(types) + [None] * count)[:count]
+
+
+def _type(node):
+    ty = getattr(node, "checked_type_", None)
+    return ty if ty is not None else getattr(node, "type_annotation", None)
 
 
 def _unknown_op(name: str, span) -> EvaluationError:

@@ -20,7 +20,7 @@ def _check_source(src, source_name: str) -> None:
 
 def _run(parse_method: str, src: str, source_name: str, init_module, init_meta_table):
     tokens = tokenize(src, source_name)
-    parser = Parser(tokens, source_name, init_module, init_meta_table)
+    parser = Parser(tokens, source_name, init_module, init_meta_table, source_text=src)
     try:
         return getattr(parser, parse_method)()
     except RecursionError:

@@ -137,9 +137,11 @@ class ExprParser:
             )
 
     # ----- calls and projections ------------------------------------------------------------------
-    def parse_postfix(self):
+    def parse_postfix(self, op_value_ok: bool = False):
         start = self.tok
         expr = self.parse_atomic()
+        if isinstance(expr, Op) and self.tok.kind != "(" and not op_value_ok:
+            self.fail(self._op_value_message(expr.name), start)
         while True:
             kind = self.tok.kind
             if kind == "(":
@@ -174,6 +176,16 @@ class ExprParser:
         else:
             attrs = Attrs(raw_attrs) if raw_attrs else None
         return Call(callee, args, attrs, span=self.span_from(start))
+
+    def _op_value_message(self, name: str) -> str:
+        # Type inference rejects an operator used as a value too, but an Op is a shared node
+        # without a location: say it here, where the name is.
+        if self.op_def(name) is not None:
+            return f"operator {name} can only be called, not used as a value"
+        return (
+            f"unknown name {name}: not a constructor, a type or a registered operator "
+            f"(local variables are written %{name}, globals @{name}, operators are called: {name}(...))"
+        )
 
     def op_attrs(self, name: str, raw: dict, op_tok, key_tokens: dict):
         """Registered operators get normalized attributes (defaults filled); others keep them raw."""
@@ -242,7 +254,7 @@ class ExprParser:
         if kind == IDENT and tok.text in ("None", "nullptr"):
             self.advance()
             return None
-        return self.parse_postfix()
+        return self.parse_postfix(op_value_ok=True)
 
     # ----- atoms ----------------------------------------------------------------------------------
     def parse_atomic(self):
@@ -311,12 +323,14 @@ class ExprParser:
 
     def parse_name(self):
         tok = self.advance()
-        name = tok.text
+        name = tok.value
         ctor = self.constructors.get(name)
         if ctor is not None:
             return ctor
         if name in self.type_globals:
-            self.fail(f"type {name} cannot be used as an expression", tok)
+            self.fail(f"type {tok.text} cannot be used as an expression", tok)
+        if tok.text != name:  # quoted: only constructor and type names are ever quoted
+            self.fail(f"unknown constructor {tok.text}", tok)
         # Any other name is an operator, registered or not (on_device, qnn.*, memory.*, ...).
         return Op.get(name)
 

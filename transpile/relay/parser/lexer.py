@@ -36,8 +36,10 @@ _MASTER = re.compile(
     r"|(?P<number>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?:[fi]\d*)?)"
     r"|(?P<minus>-+)"
     r"|(?P<percent>%(?:(?P<graph>\d+)|(?P<local>" + _NAME + r"))?)"
+    r'|(?P<quoted_global>@"(?:[^"\\\n]|\\.)*")'
     r"|(?P<at>@(?P<global>" + _NAME + r")?)"
     r"|(?P<ident>" + _NAME + r"(?:\." + _NAME + r")*)"
+    r"|(?P<quoted_name>`(?:[^`\\\n]|\\.)*`)"
     r'|(?P<string>"(?:[^"\\\n]|\\.)*")'
     r'|(?P<bad_string>")'
     r"|(?P<punct>->|=>|==|!=|<=|>=|[()\[\]{},;:.=<>+*/?])"
@@ -50,7 +52,9 @@ _METADATA = re.compile(r"\#\[\s*metadata\s*\]")
 _SPECIAL_FLOAT = re.compile(r"(?:inf|nan)f\d*\Z")
 _SPECIAL_WORDS = KEYWORDS | {"True", "False", "_"}
 _COMMENT_DELIM = re.compile(r"/\*|\*/")
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "0": "\0"}
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "`": "`", "\\": "\\", "0": "\0"}
+_HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}  # `\u00e9`: what the printer writes for unprintable characters
+_HEX = re.compile(r"[0-9A-Fa-f]+\Z")
 
 # After one of these a `-` is the subtraction operator, otherwise it starts a negative literal.
 _ENDS_EXPRESSION = frozenset([")", "]", "}", INT, FLOAT, BOOL, STRING, LOCAL, GRAPH, GLOBAL, IDENT, META])
@@ -65,6 +69,12 @@ def _unescape(body: str) -> str:
         ch = body[i]
         if ch == "\\" and i + 1 < len(body):
             nxt = body[i + 1]
+            width = _HEX_ESCAPES.get(nxt)
+            digits = body[i + 2 : i + 2 + width] if width else ""
+            if width and len(digits) == width and _HEX.match(digits) and int(digits, 16) <= 0x10FFFF:
+                out.append(chr(int(digits, 16)))
+                i += 2 + width
+                continue
             out.append(_ESCAPES.get(nxt, "\\" + nxt))
             i += 2
         else:
@@ -87,7 +97,7 @@ class _Lexer:
     def error(self, message: str, pos: int, end: int | None = None):
         col = self.col(pos)
         end_col = col + max(1, (end or pos + 1) - pos)
-        raise ParseError(message, Span(self.source_name, self.line, col, self.line, end_col))
+        raise ParseError(message, Span(self.source_name, self.line, col, self.line, end_col, self.text))
 
     def advance_lines(self, start: int, end: int) -> None:
         newlines = self.text.count("\n", start, end)
@@ -204,6 +214,16 @@ class _Lexer:
                 pos = end
             elif group == "minus":
                 pos = self.minus(pos, end)
+            elif group == "quoted_global":
+                raw = m.group()
+                self.emit(GLOBAL, raw, _unescape(raw[2:-1]), pos, end)
+                pos = end
+            elif group == "quoted_name":
+                # A constructor or type name the printer quoted (`let`, `1abc`, `a b`): an IDENT
+                # whose text keeps the quotes, so it is never mistaken for a keyword or a dtype.
+                raw = m.group()
+                self.emit(IDENT, raw, _unescape(raw[1:-1]), pos, end)
+                pos = end
             elif group == "string":
                 raw = m.group()
                 self.emit(STRING, raw, _unescape(raw[1:-1]), pos, end)

@@ -24,8 +24,15 @@ _CLOSERS = frozenset(")]}")
 class Parser(TokenStream, TypeParser, ExprParser, PatternParser):
     """One parse of one source text, optionally extending an initial module."""
 
-    def __init__(self, tokens: list[Token], source_name: str, init_module: IRModule | None, init_meta_table):
-        super().__init__(tokens, source_name)
+    def __init__(
+        self,
+        tokens: list[Token],
+        source_name: str,
+        init_module: IRModule | None,
+        init_meta_table,
+        source_text: str | None = None,
+    ):
+        super().__init__(tokens, source_name, source_text)
         self.init_module = init_module
         self.in_module = False
         self.constructors: dict[str, Constructor] = {}
@@ -98,6 +105,11 @@ class Parser(TokenStream, TypeParser, ExprParser, PatternParser):
     # ----- expressions ------------------------------------------------------------------------------
     def parse_expression_text(self):
         self.skip_header()
+        tok = self.tok
+        if tok.kind == IDENT and self.peek().kind == EOF and _names_an_operator(self, tok):
+            # The text is one operator's name: `parse_expr("add")` is Op add, as in TVM. Inside
+            # a larger expression a bare operator name is an error (it is not a value).
+            return self.parse_name()
         expr = self.parse_sequence()
         self.expect_end()
         return expr
@@ -130,7 +142,7 @@ class Parser(TokenStream, TypeParser, ExprParser, PatternParser):
             if tok.kind != "type" or tokens[index + 1].kind != IDENT:
                 continue
             name_tok = tokens[index + 1]
-            name = name_tok.text
+            name = name_tok.value
             is_extern = index > 0 and tokens[index - 1].kind == "extern"
             if is_extern:
                 existing = self.type_globals.get(name)
@@ -183,7 +195,7 @@ class Parser(TokenStream, TypeParser, ExprParser, PatternParser):
     def parse_type_def(self) -> TypeData:
         start = self.advance()  # `type`
         name_tok = self.expect(IDENT, "the name of the type")
-        gtv = self.type_globals[name_tok.text]
+        gtv = self.type_globals[name_tok.value]
         self.type_scopes.append({})
         try:
             type_vars = self.parse_type_params() if self.tok.kind == "[" else []
@@ -202,11 +214,11 @@ class Parser(TokenStream, TypeParser, ExprParser, PatternParser):
         inputs = []
         if self.accept("("):
             inputs = self.parse_type_list(")")
-        other = self.constructors.get(tok.text)
+        other = self.constructors.get(tok.value)
         if other is not None:
             self.fail(f"duplicate constructor {tok.text}: already defined by type {other.belong_to.name_hint}", tok)
-        ctor = Constructor(tok.text, inputs, gtv, tag, span=self.span_from(tok))
-        self.constructors[tok.text] = ctor
+        ctor = Constructor(tok.value, inputs, gtv, tag, span=self.span_from(tok))
+        self.constructors[tok.value] = ctor
         return ctor
 
     def parse_extern_type(self) -> None:
@@ -262,3 +274,12 @@ class Parser(TokenStream, TypeParser, ExprParser, PatternParser):
             # Like TVM, a definition replaces a function of the same name in the initial module.
             mod.add(gv, func, update=True)
         return mod
+
+
+def _names_an_operator(parser: Parser, tok: Token) -> bool:
+    """A registered operator, or a namespaced one the registry lacks (`qnn.quantize`); a plain
+    unknown word (`inf`, `letFalse`) is a mistake, not an operator."""
+    name = tok.value
+    if tok.text != name or name in parser.constructors or name in parser.type_globals:
+        return False
+    return parser.op_def(name) is not None or "." in name

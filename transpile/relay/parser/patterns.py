@@ -50,7 +50,7 @@ class PatternParser:
             return PatternVar(var, span=self.span_from(tok))
         if kind == IDENT:
             self.advance()
-            ctor = self.constructors.get(tok.text)
+            ctor = self.constructors.get(tok.value)
             if ctor is None:
                 self.fail(f"unknown constructor {tok.text}", tok)
             fields = self.parse_pattern_list() if self.tok.kind == "(" else []

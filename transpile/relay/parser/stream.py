@@ -11,9 +11,10 @@ __all__ = ["TokenStream"]
 class TokenStream:
     """Cursor over the token list; `self.tok` is the next unconsumed token."""
 
-    def __init__(self, tokens: list[Token], source_name: str):
+    def __init__(self, tokens: list[Token], source_name: str, source_text: str | None = None):
         self.tokens = tokens
         self.source_name = source_name
+        self.source_text = source_text  # stored on every span: errors quote this parse's text
         self.pos = 0
         self.tok = tokens[0]
         self.last = tokens[0]  # the most recently consumed token (span ends)
@@ -62,15 +63,18 @@ class TokenStream:
 
     def at_attribute(self) -> bool:
         """`name=` starts an attribute (keyword names such as `type=` included)."""
-        return self.peek().kind == "=" and (self.tok.kind == IDENT or self.tok.text.isidentifier())
+        tok = self.tok
+        if tok.kind == IDENT:
+            return self.peek().kind == "=" and tok.text == tok.value  # a quoted name is never a key
+        return self.peek().kind == "=" and tok.text.isidentifier()
 
     # ----- spans and errors -------------------------------------------------------------------
     def span_of(self, tok: Token) -> Span:
-        return Span(self.source_name, tok.line, tok.col, tok.end_line, tok.end_col)
+        return Span(self.source_name, tok.line, tok.col, tok.end_line, tok.end_col, self.source_text)
 
     def span_from(self, start: Token) -> Span:
         end = self.last
-        return Span(self.source_name, start.line, start.col, end.end_line, end.end_col)
+        return Span(self.source_name, start.line, start.col, end.end_line, end.end_col, self.source_text)
 
     def fail(self, message: str, tok: Token | None = None):
         raise ParseError(message, self.span_of(tok or self.tok))

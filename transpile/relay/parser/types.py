@@ -122,7 +122,7 @@ class TypeParser:
 
     def parse_type_call(self):
         tok = self.advance()
-        name = tok.text
+        name = tok.value  # a quoted name (`` `a b` ``) has its quotes in `text` only
         gtv = self.type_globals.get(name)
         if gtv is None:
             self.fail(f"unknown type {name}", tok)

@@ -13,6 +13,7 @@ from ..expr import Clause, Constructor, Expr, GlobalVar, Op, Pattern, TypeData, 
 from ..module import IRModule
 from ..ty import Type
 from .exprs import Printer, flatten
+from .names import bare_name, global_name
 from .types import TypePrinter
 
 __all__ = ["astext", "astext_node", "type_to_text", "VERSION_HEADER"]
@@ -72,11 +73,11 @@ def astext_node(node) -> str:
     if isinstance(node, Var):
         return "%" + (node.name_hint or "v")
     if isinstance(node, GlobalVar):
-        return "@" + node.name_hint
+        return global_name(node.name_hint)
     if isinstance(node, Op):
         return node.name
     if isinstance(node, Constructor):
-        return node.name_hint
+        return bare_name(node.name_hint)
     if isinstance(node, IRModule):
         return VERSION_HEADER + "\n" + run_deep(_short, node)
     return run_deep(_short, node)

@@ -33,6 +33,7 @@ from ..expr import (
     TupleGetItem,
     Var,
 )
+from .names import bare_name, global_name
 from .types import TypePrinter
 from .values import MetaTable, attr_value_text, printed_defaults, same_attr_value, scalar_literal
 
@@ -205,11 +206,11 @@ class Printer:
         if isinstance(e, Var):
             return self.var_ref(e)
         if isinstance(e, GlobalVar):
-            return "@" + e.name_hint
+            return global_name(e.name_hint)
         if isinstance(e, Op):
             return e.name
         if isinstance(e, Constructor):
-            return e.name_hint
+            return bare_name(e.name_hint)
         if isinstance(e, Constant):
             return self.constant(e) + self._type_info(e)
         known = self._memo.get(e)
@@ -292,8 +293,8 @@ class Printer:
         args.extend(self.call_attrs(call))
         if isinstance(op, Constructor):
             if not args:
-                return op.name_hint  # zero-arity constructor: `Nil`
-            head = op.name_hint
+                return bare_name(op.name_hint)  # zero-arity constructor: `Nil`
+            head = bare_name(op.name_hint)
         else:
             head = self.expr(op)
         return f"{head}({', '.join(args)})"
@@ -317,7 +318,7 @@ class Printer:
         if isinstance(value, Constant):
             return self.constant(value)
         if isinstance(value, GlobalVar):
-            return "@" + value.name_hint
+            return global_name(value.name_hint)
         return self.types(value) if hasattr(value, "span") else str(value)
 
     def function(self, prefix: str, fn: Function) -> list:
@@ -355,8 +356,8 @@ class Printer:
             return self.bind_var(p.var)
         if isinstance(p, PatternConstructor):
             if not p.patterns:
-                return p.constructor.name_hint
-            return p.constructor.name_hint + "(" + ", ".join(self.pattern(q) for q in p.patterns) + ")"
+                return bare_name(p.constructor.name_hint)
+            return bare_name(p.constructor.name_hint) + "(" + ", ".join(self.pattern(q) for q in p.patterns) + ")"
         if isinstance(p, PatternTuple):
             return "(" + ", ".join(self.pattern(q) for q in p.patterns) + ")"
         raise TypeError(f"cannot print {type(p).__name__} as a pattern")
@@ -365,11 +366,11 @@ class Printer:
     def type_data(self, data) -> str:
         names = self.types.bind(data.type_vars)
         try:
-            head = "type " + data.header.name_hint + (f"[{', '.join(names)}]" if names else "")
+            head = "type " + bare_name(data.header.name_hint) + (f"[{', '.join(names)}]" if names else "")
             ctors = []
             for ctor in data.constructors:
                 inputs = "(" + ", ".join(self.types(t) for t in ctor.inputs) + ")" if ctor.inputs else ""
-                ctors.append(f"{_INDENT}{ctor.name_hint}{inputs},")
+                ctors.append(f"{_INDENT}{bare_name(ctor.name_hint)}{inputs},")
         finally:
             self.types.unbind(data.type_vars)
         return head + " {\n" + "".join(line + "\n" for line in ctors) + "}"
@@ -379,7 +380,7 @@ class Printer:
         defined = {gtv.name_hint for gtv in mod.type_definitions}
         for name in mod.extern_types:
             if name not in defined:
-                items.append(f"extern type {name}")
+                items.append(f"extern type {bare_name(name)}")
         for data in mod.type_definitions.values():
             items.append(self.type_data(data))
         for gv, fn in mod.functions.items():
@@ -387,7 +388,7 @@ class Printer:
             self._temp = 0
             self._name_counters = {}
             self.count_uses(fn)
-            items.append(self.function("def @" + gv.name_hint, fn))
+            items.append(self.function("def " + global_name(gv.name_hint), fn))
         return flatten([[item, "\n" if i + 1 == len(items) else "\n\n"] for i, item in enumerate(items)])
 
     def root_expr(self, e, free_var_lines: bool = True) -> str:

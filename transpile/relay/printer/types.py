@@ -13,6 +13,7 @@ from ..ty import (
     TypeCall,
     TypeVar,
 )
+from .names import bare_name
 
 __all__ = ["TypePrinter", "dims_text"]
 
@@ -80,7 +81,7 @@ class TypePrinter:
         if isinstance(ty, TypeVar):
             return self.name(ty)
         if isinstance(ty, GlobalTypeVar):
-            return ty.name_hint
+            return bare_name(ty.name_hint)
         if isinstance(ty, TypeCall):
             head = self(ty.func)
             if not ty.args:

@@ -36,6 +36,7 @@ class TypeInferencer(DeferredConstraints, MatchTyping):
         self.signatures: dict[int, FuncType] = {}
         self.fn_names: dict[int, str] = {}
         self.functions: list[E.Function] = []  # enclosing functions, innermost last
+        self.defining: dict[int, E.Let] = {}  # vars of non-function lets whose value is being typed
         self._canon_memo: dict[int, Type] = {}
         self._ctor_types: dict[tuple[str, str], FuncType] = {}
         self._opdefs: dict = {}
@@ -184,7 +185,12 @@ class TypeInferencer(DeferredConstraints, MatchTyping):
             visit = self._dispatch[type(expr)]
         except KeyError:
             self.fail(f"cannot type-check a {type(expr).__name__} node: it is not a Relay expression", expr)
-        ty = visit(expr)
+        try:
+            ty = visit(expr)
+        except RelayTypeError as exc:
+            # Shared nodes (operators, constructors) have no location of their own: an error
+            # about one is reported at the innermost enclosing node that has one.
+            raise exc.locate(getattr(expr, "span", None))
         if not isinstance(expr, (E.GlobalVar, E.Constructor, E.Op)):
             self.memo[id(expr)] = ty
             self.order.append(expr)
@@ -200,6 +206,16 @@ class TypeInferencer(DeferredConstraints, MatchTyping):
 
     def _visit_var(self, var: E.Var) -> Type:
         # Only free variables get here: bound ones are typed at their binder.
+        let = self.defining.get(id(var))
+        if let is not None:
+            # As in TVM, only a function may refer to itself (a recursive closure); any other
+            # value would read its own binder before it exists.
+            self.fail(
+                f"let %{var.name_hint} refers to itself in its own value: only a function may be "
+                "defined recursively",
+                let,
+                var,
+            )
         return self.canon(var.type_annotation, var) or IncompleteType()
 
     def _visit_constant(self, const: E.Constant) -> Type:
@@ -213,7 +229,8 @@ class TypeInferencer(DeferredConstraints, MatchTyping):
         return TupleType([self.infer(f) for f in tup.fields])
 
     def _visit_op(self, op: E.Op) -> Type:
-        self.fail(f"operator {op.name} can only be called, not used as a value", op)
+        # Located by `infer` at the innermost enclosing node (an Op is shared and has no span).
+        raise RelayTypeError(f"operator {op.name} can only be called, not used as a value")
 
     def _visit_global_var(self, gv: E.GlobalVar) -> Type:
         generic = self.global_type(gv)
@@ -236,6 +253,8 @@ class TypeInferencer(DeferredConstraints, MatchTyping):
 
     def _visit_function(self, fn: E.Function) -> Type:
         sig = self.signature(fn)
+        if fn.attrs is not None and fn.attrs.get("Primitive", 0):
+            self._check_closed_primitive(fn)
         self.functions.append(fn)
         try:
             for param, ty in zip(fn.params, sig.arg_types):
@@ -254,6 +273,20 @@ class TypeInferencer(DeferredConstraints, MatchTyping):
         finally:
             self.functions.pop()
         return sig
+
+    def _check_closed_primitive(self, fn: E.Function) -> None:
+        # A primitive function is a fused kernel: it sees only its parameters (TVM lowers it
+        # to a TE compute over them), so a variable of an enclosing scope cannot reach it.
+        from ..analysis import free_vars
+
+        outer = free_vars(fn)
+        if outer:
+            names = ", ".join(f"%{v.name_hint}" for v in outer)
+            self.fail(
+                f"primitive function (Primitive=1) uses {names} from an enclosing scope: a primitive "
+                "function may use only its own parameters (pass the value as an argument)",
+                fn,
+            )
 
     def _visit_let(self, let: E.Let) -> Type:
         chain = []
@@ -281,7 +314,11 @@ class TypeInferencer(DeferredConstraints, MatchTyping):
             self.fn_names.setdefault(id(value), f"%{var.name_hint}")
             self.infer(value)
             return
-        ty = self.infer(value)
+        self.defining[id(var)] = let
+        try:
+            ty = self.infer(value)
+        finally:
+            del self.defining[id(var)]
         if annotation is not None:
             ty = self._expect_let(annotation, ty, var, value)
         self.bind_var(var, ty)
