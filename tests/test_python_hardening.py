@@ -533,3 +533,12 @@ def test_spellings_agree_with_the_registry(text, args):
     got = transpile.compile(mod, backend="python")(*args)
     assert got.shape == expected.shape and got.dtype == expected.dtype
     np.testing.assert_array_equal(got, expected)
+
+
+def test_a_later_parse_of_the_same_name_does_not_change_what_an_error_quotes():
+    first = relay.parse('#[version = "0.0.5"]\ndef @main(%a: Tensor[(?), float32], %b: Tensor[(?), float32]) {\n  add(%a, %b)\n}\n')
+    run = transpile.compile(first, backend="python")
+    relay.parse('#[version = "0.0.5"]\ndef @main() -> int32 {\n  1\n}\n')  # also named from_string
+    with pytest.raises(EvaluationError) as info:
+        run(np.ones(3, "float32"), np.ones(4, "float32"))
+    assert "add(%a, %b)" in str(info.value)

@@ -168,13 +168,19 @@ def _source_span(filename: str, first_line: int, line: int, ops=()) -> Span | No
         if match is None:
             continue
         source, source_line = match.group("source"), int(match.group("line"))
-        text = SourceRegistry.line(source, source_line)
-        if text is None:
+        # The comment carries the line's text (whitespace collapsed): quote that, not a registry
+        # entry that another parse of the same name may have replaced.
+        text = lines[number - 1][match.end() :].strip()
+        if not text:
             return Span(source, source_line, 1)
+        registered = SourceRegistry.line(source, source_line)
+        if registered is not None and " ".join(registered.split()).startswith(text.removesuffix("...")):
+            text = registered  # the same line with its indentation: columns as in the source
+        own_text = "\n" * (source_line - 1) + text
         calls = [(at, op) for op in ops for at in [text.find(op + "(")] if at >= 0]
         if calls:
             at, op = min(calls)
-            return Span(source, source_line, at + 1, source_line, at + 1 + len(op))
+            return Span(source, source_line, at + 1, source_line, at + 1 + len(op), own_text)
         column = len(text) - len(text.lstrip()) + 1
-        return Span(source, source_line, column, source_line, len(text.rstrip()) + 1)
+        return Span(source, source_line, column, source_line, len(text.rstrip()) + 1, own_text)
     return None

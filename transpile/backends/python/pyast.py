@@ -67,11 +67,9 @@ def source_comment(span) -> str | None:
     """`prog.rly:12: %3 = nn.dense(%x, %w)`: where a statement came from, with the source text."""
     if span is None:
         return None
-    from ...errors import SourceRegistry
-
     where = f"{short_source_name(span.source_name)}:{span.line}"
     try:
-        line = SourceRegistry.line(span.source_name, span.line)
+        line = span.source_line()  # the span's own parse, not whichever parse shares its name
     except Exception:  # a span naming unknown text still gives its position
         line = None
     line = " ".join(line.split()) if line else ""
