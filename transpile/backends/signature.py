@@ -218,50 +218,49 @@ class Converters:
         layout = self.adts.get(ty.name)
         if layout is None:
             raise EvaluationError(f"the program has no ADT named {ty.name}")
-        converters = {}  # constructor -> (field converters, index of the field of this very type or None)
+        plans = {}  # constructor -> _AdtPlan, built on first use (a field may be of this very type)
 
-        def layout_of(ctor: str):
-            entry = converters.get(ctor)
-            if entry is None:
+        def plan_of(ctor: str):
+            plan = plans.get(ctor)
+            if plan is None:
                 types = layout[ctor]
                 recursive = [i for i, t in enumerate(types) if t == ty]
                 index = recursive[-1] if recursive else None
                 convs = [None if i == index else self.inbound(t) for i, t in enumerate(types)]
-                labels = [f"field {i} of {ctor}" for i in range(len(types))]
-                entry = converters[ctor] = (convs, index, labels)
-            return entry
+                plan = plans[ctor] = _AdtPlan(types, index, convs, [f"field {i} of {ctor}" for i in range(len(types))])
+            return plan
 
         def adt_value(value, path):
             # Walks the spine of recursive values (a list's tails) in a loop, so long lists need
-            # no deep recursion; values that need no conversion are returned as they are.
-            spine = []
+            # no deep recursion. Fields that already have their final form (numpy arrays of the
+            # right dtype and shape) are taken as they are, without building their paths; a
+            # value needing no conversion is returned as it is.
+            # Per node, nothing is allocated unless a field converts (GC work grows with allocations).
+            spine = []  # the nodes, outermost first
+            converted_fields = {}  # depth along the spine -> the node's fields after conversion
+            depth_of_path = 0  # `path` is the path of spine[depth_of_path]; extended lazily
+            node = value
             while True:
-                if not isinstance(value, ADTValue):
-                    _fail(path, ty, value)
-                types = layout.get(value.constructor)
-                if types is None:
-                    _fail(path, ty, value, f"constructor {value.constructor} is not one of {', '.join(layout)}")
-                if len(value.fields) != len(types):
-                    _fail(path, ty, value, f"{value.constructor} takes {len(types)} field(s), got {len(value.fields)}")
-                convs, index, labels = layout_of(value.constructor)
-                new = [
-                    v if conv is None else conv(v, _Path(path, label))
-                    for conv, v, label in zip(convs, value.fields, labels)
-                ]
-                spine.append((value, new, index))
-                if index is None:
-                    break
-                path = _Path(path, labels[index])
-                value = value.fields[index]
-            result = None
-            for value, new, index in reversed(spine):
-                if index is not None:
-                    new[index] = result
-                if all(a is b for a, b in zip(new, value.fields)):
-                    result = value
-                else:
-                    result = ADTValue(value.constructor, tuple(new))
-            return result
+                if not isinstance(node, ADTValue) or node.constructor not in layout:
+                    path, depth_of_path = _spine_path(spine, plans, path, depth_of_path, len(spine))
+                    _bad_adt(path, ty, node, layout)
+                plan = plans.get(node.constructor) or plan_of(node.constructor)
+                fields = node.fields
+                if len(fields) != plan.arity:
+                    path, depth_of_path = _spine_path(spine, plans, path, depth_of_path, len(spine))
+                    _fail(path, ty, node, f"{node.constructor} takes {plan.arity} field(s), got {len(fields)}")
+                for i, conv, accepts in plan.checks:
+                    field = fields[i]
+                    if accepts is not None and accepts(field):
+                        continue
+                    path, depth_of_path = _spine_path(spine, plans, path, depth_of_path, len(spine))
+                    converted = conv(field, _Path(path, plan.labels[i]))
+                    if converted is not field:
+                        converted_fields.setdefault(len(spine), list(fields))[i] = converted
+                spine.append(node)
+                if plan.index is None:
+                    return _rebuilt_spine(value, spine, converted_fields, plans)
+                node = fields[plan.index]
 
         return adt_value
 
@@ -336,36 +335,37 @@ class Converters:
 
     def _adt_out(self, ty: AdtT):
         layout = self.adts.get(ty.name, {})
-        converters = {}
+        plans = {}
 
-        def layout_of(ctor: str):
-            entry = converters.get(ctor)
-            if entry is None:
+        def plan_of(ctor: str):
+            plan = plans.get(ctor)
+            if plan is None:
                 types = layout.get(ctor, ())
                 recursive = [i for i, t in enumerate(types) if t == ty]
                 index = recursive[-1] if recursive else None
-                convs = [None if i == index else self.outbound(t) for i, t in enumerate(types)]
-                entry = converters[ctor] = (convs, index)
-            return entry
+                outs = [None if i == index else self.outbound(t) for i, t in enumerate(types)]
+                convs = [None if conv is _identity else conv for conv in outs]
+                plan = plans[ctor] = _AdtPlan(types, index, convs, (), outbound=True)
+            return plan
 
         def adt_out(value):
             spine = []  # iterative along the recursive field, like the inbound conversion
+            converted_fields = {}
+            node = value
             while True:
-                convs, index = layout_of(value.constructor)
-                new = [v if conv is None else conv(v) for conv, v in zip(convs, value.fields)]
-                spine.append((value, new, index))
-                if index is None:
-                    break
-                value = value.fields[index]
-            result = None
-            for value, new, index in reversed(spine):
-                if index is not None:
-                    new[index] = result
-                if all(a is b for a, b in zip(new, value.fields)):
-                    result = value
-                else:
-                    result = ADTValue(value.constructor, tuple(new))
-            return result
+                plan = plans.get(node.constructor) or plan_of(node.constructor)
+                fields = node.fields
+                for i, conv, accepts in plan.checks:
+                    field = fields[i]
+                    if accepts is not None and accepts(field):
+                        continue
+                    converted = conv(field)
+                    if converted is not field:
+                        converted_fields.setdefault(len(spine), list(fields))[i] = converted
+                spine.append(node)
+                if plan.index is None:
+                    return _rebuilt_spine(value, spine, converted_fields, plans)
+                node = fields[plan.index]
 
         return adt_out
 
@@ -394,6 +394,68 @@ class Converters:
         checked_call.__doc__ = fn.__doc__
         checked_call.__wrapped__ = fn
         return checked_call
+
+
+
+class _AdtPlan:
+    """How one constructor's fields convert: `checks` lists (index, converter, accepts) for every
+    field but the recursive one (`index`); `accepts(value)`, when not None, says cheaply that a
+    value already has its final form (a numpy array of the field's dtype and shape)."""
+
+    __slots__ = ("arity", "index", "labels", "checks")
+
+    def __init__(self, types, index, convs, labels, outbound: bool = False):
+        self.arity = len(types)
+        self.index = index
+        self.labels = labels
+        self.checks = tuple(
+            (i, conv, _final_array_test(t, outbound)) for i, (t, conv) in enumerate(zip(types, convs)) if conv is not None
+        )
+
+
+def _final_array_test(ty, outbound: bool):
+    """A test that a value of a tensor type needs no conversion, or None (other types)."""
+    if not isinstance(ty, TensorType):
+        return None
+    if outbound:  # only 0-d values convert on the way out (numpy scalars become arrays)
+        return lambda v: type(v) is np.ndarray
+    dtype, shape = np.dtype(ty.dtype), tuple(ty.shape)
+    if any(isinstance(d, AnyDim) for d in shape):
+        return lambda v: type(v) is np.ndarray and v.dtype == dtype and shape_fits(v.shape, shape)
+    return lambda v: type(v) is np.ndarray and v.dtype == dtype and v.shape == shape
+
+
+def _spine_path(spine, plans, path, depth_of_path, depth):
+    """(the path of the node at `depth` along an ADT value's spine, depth) from the path of the
+    node at `depth_of_path`: paths are built only when a field converts or an error is reported."""
+    while depth_of_path < depth:
+        plan = plans[spine[depth_of_path].constructor]
+        path = _Path(path, plan.labels[plan.index])
+        depth_of_path += 1
+    return path, depth_of_path
+
+
+def _rebuilt_spine(value, spine, converted_fields, plans):
+    """`value` itself when no field converted, else new nodes from the deepest converted one up."""
+    if not converted_fields:
+        return value
+    deepest = max(converted_fields)
+    result = None
+    for depth in range(deepest, -1, -1):
+        node = spine[depth]
+        fields = converted_fields.get(depth)
+        if fields is None:
+            fields = list(node.fields)
+        if depth < deepest:  # the deepest converted node keeps its tail, unchanged
+            fields[plans[node.constructor].index] = result
+        result = ADTValue(node.constructor, tuple(fields))
+    return result
+
+
+def _bad_adt(path, ty, value, layout):
+    if not isinstance(value, ADTValue):
+        _fail(path, ty, value)
+    _fail(path, ty, value, f"constructor {value.constructor} is not one of {', '.join(layout)}")
 
 
 def _identity(value):

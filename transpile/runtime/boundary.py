@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import gc
 import math
+import threading
+from contextlib import contextmanager
 
 import numpy as np
 
-__all__ = ["ArgumentPath", "Mismatch", "as_array", "number_to_array", "shape_fits", "intake_tensor", "aligned"]
+__all__ = [
+    "ArgumentPath",
+    "Mismatch",
+    "as_array",
+    "number_to_array",
+    "shape_fits",
+    "intake_tensor",
+    "aligned",
+    "gc_paused",
+]
 
 ALIGNMENT = 64  # bytes; what native kernels assume of every tensor argument
 
@@ -47,25 +59,34 @@ def shape_fits(shape, expected) -> bool:
 
 def number_to_array(value, dtype, shape) -> np.ndarray:
     """A Python number as a 0-d array of `dtype`, only when nothing is lost."""
-    if tuple(shape) != ():
+    if len(shape) != 0:
         raise Mismatch("a Python number can only be passed for a scalar (0-d) tensor")
     dtype = np.dtype(dtype)
-    if dtype.kind == "b":
+    kind = dtype.kind
+    if kind == "b":
         if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
             return np.asarray(bool(value))
         raise Mismatch("only True/False convert to bool")
-    if isinstance(value, complex) and dtype.kind != "c":
+    if isinstance(value, complex) and kind != "c":
         raise Mismatch(f"a complex number does not convert to {dtype.name}")
-    if dtype.kind in "iu":
+    if kind in "iu":
         if isinstance(value, float):
             if not (math.isfinite(value) and value.is_integer()):
                 raise Mismatch(f"not representable exactly as {dtype.name}")
             value = int(value)
-        info = np.iinfo(dtype)
-        if not info.min <= value <= info.max:
+        low, high = _int_range(dtype)
+        if not low <= value <= high:
             raise Mismatch(f"out of the range of {dtype.name}")
         return np.asarray(value, dtype=dtype)
-    # Rounding to the nearest float is inherent to floats; overflow to infinity is a loss.
+    if kind == "f":
+        # Rounding to the nearest float is inherent to floats; overflow to infinity is a loss.
+        try:
+            number = float(value)
+        except OverflowError:  # an int beyond every float
+            raise Mismatch(f"out of the range of {dtype.name}") from None
+        if math.isfinite(number) and abs(number) >= _overflow_threshold(dtype):
+            raise Mismatch(f"out of the range of {dtype.name}")
+        return np.asarray(number, dtype=dtype)
     with np.errstate(over="ignore"):
         converted = np.asarray(value, dtype=dtype)
     if math.isfinite(abs(complex(value))) and not np.all(np.isfinite(converted)):
@@ -73,10 +94,42 @@ def number_to_array(value, dtype, shape) -> np.ndarray:
     return converted
 
 
+_INT_RANGES: dict = {}
+_OVERFLOW_THRESHOLDS: dict = {}
+
+
+def _int_range(dtype: np.dtype) -> tuple[int, int]:
+    found = _INT_RANGES.get(dtype)
+    if found is None:
+        info = np.iinfo(dtype)
+        found = _INT_RANGES[dtype] = (int(info.min), int(info.max))
+    return found
+
+
+def _overflow_threshold(dtype: np.dtype) -> float:
+    """The magnitude from which a float64 rounds to infinity in `dtype`: max + half an ulp of max."""
+    found = _OVERFLOW_THRESHOLDS.get(dtype)
+    if found is None:
+        info = np.finfo(dtype)
+        if dtype.itemsize >= 8:
+            found = math.inf  # a finite float64 never overflows; wider floats hold every float64
+        else:
+            found = float(info.max) + 2.0 ** (info.maxexp - info.nmant - 2)  # ulp(max) = 2**(maxexp-1-nmant)
+        _OVERFLOW_THRESHOLDS[dtype] = found
+    return found
+
+
 def as_array(value) -> np.ndarray | None:
     """An ndarray view of a numpy array, numpy scalar or DLPack tensor; None for anything else."""
     if isinstance(value, np.ndarray):
-        return value
+        if type(value) is np.ndarray:
+            return value
+        # Subclasses change operator meaning (np.matrix: `*` is a matrix product) or carry data
+        # kernels would ignore (a masked array's mask): compute on the plain array, or refuse.
+        if isinstance(value, np.ma.MaskedArray) and np.ma.getmask(value) is not np.ma.nomask:
+            if np.ma.getmask(value).any():
+                raise Mismatch("a masked array with masked elements; pass value.filled(...) instead")
+        return value.view(np.ndarray)
     if isinstance(value, np.generic):
         return np.asarray(value)
     if hasattr(value, "__dlpack__"):
@@ -106,3 +159,31 @@ def aligned(array: np.ndarray) -> np.ndarray:
     copy = raw[offset : offset + array.nbytes].view(array.dtype).reshape(array.shape)
     copy[...] = array
     return copy
+
+
+_gc_pause_lock = threading.Lock()
+_gc_pauses = 0  # conversions under way that paused the collector, on any thread
+_gc_was_enabled = False  # whether the collector ran before the first of them
+
+
+@contextmanager
+def gc_paused():
+    """No automatic garbage collection while bulk values (millions of list nodes) are built.
+
+    Every object built survives, so the collections that their allocation triggers only walk the
+    heap to free nothing: with them, building a list's nodes cost 2-3 times as much. Nests and
+    overlaps across threads (the collector runs again when the last pause ends, and only if it
+    ran before the first); a collection is then due, and walks the new objects once."""
+    global _gc_pauses, _gc_was_enabled
+    with _gc_pause_lock:
+        if _gc_pauses == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
+    try:
+        yield
+    finally:
+        with _gc_pause_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_was_enabled:
+                gc.enable()

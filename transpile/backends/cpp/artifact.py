@@ -26,7 +26,7 @@ class CppArtifact(NativeArtifact):
 
     @property
     def module(self):
-        """The loaded TVM-FFI module: ["transpile_call"], ["<entry>"], W0 functions."""
+        """The loaded TVM-FFI module: ["transpile_call"], ["<entry>"], W0 (["default"](dev) executors, module-level functions)."""
         return super().module
 
     def make_callable(self):

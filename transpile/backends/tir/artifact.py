@@ -19,7 +19,7 @@ class TirArtifact(NativeArtifact):
 
     @property
     def module(self):
-        """The loaded TVM-FFI module: ["main"](*inputs), W0 functions, every PrimFunc by symbol."""
+        """The loaded TVM-FFI module: ["main"](*inputs), W0 (["default"](dev) executors, module-level functions), every PrimFunc by symbol."""
         return super().module
 
     def make_callable(self):

@@ -14,8 +14,6 @@ result is a freshly allocated `trt::Tensor`.
 
 from __future__ import annotations
 
-import json
-
 from ....errors import UnsupportedFeatureError
 from ....lir.nodes import (
     AdtField,
@@ -43,14 +41,11 @@ from ....lir.printer import stmt_text
 from ....lir.types import TupleT, type_text
 from ....lir.walk import iter_lets
 from ....passes.memory_plan import EMPTY_PLAN, plan_function
-from .kernels import has_into_variant, into_name, scalar_literal
+from .kernels import has_into_variant, scalar_literal
+from .names import c_string, comment
 from .types import dtype_expr, is_cpp_scalar
 
 __all__ = ["FunctionWriter", "c_string"]
-
-
-def c_string(text: str) -> str:
-    return json.dumps(text)  # JSON string escapes are valid C++ escapes for these messages
 
 
 class FunctionWriter:
@@ -114,10 +109,13 @@ class FunctionWriter:
         if func.env is not None:
             env = " env(" + ", ".join(f"%{p.name}: {type_text(p.type)}" for p in func.env) + ")"
         origin = f"  (from @{func.relay_name})" if func.relay_name and func.relay_name != func.name else ""
-        lines = [f"// fn @{func.name}{env} ({doc}) -> {type_text(func.ret)}{origin}", self.prototype() + " {"]
+        lines = [
+            "// " + comment(f"fn @{func.name}{env} ({doc}) -> {type_text(func.ret)}{origin}"),
+            self.prototype() + " {",
+        ]
         lines.append("  TRT_STACK_CHECK();")
         if self.arena is not None:
-            lines.append(f"  trt::Arena {self.arena}({self.plan.arena_bytes});  // {self.plan.summary()}")
+            lines.append(f"  trt::Arena {self.arena}({self.plan.arena_bytes});  // {comment(self.plan.summary())}")
         for p, n in zip(func.env or (), self.env_names):
             lines.append(f"  const {self.types.cpp(p.type)}& {n} = env.{n};")
         self.indent = 2
@@ -224,9 +222,8 @@ class FunctionWriter:
                 f"{dtype_expr(buf.type.dtype)});"
             )
             views.append(name)
-        kernel = self.module.kernel_name(value.kernel)
         args = [self.atom(a) for a in value.args] + views
-        lines.append(f"{pad}{into_name(kernel)}({', '.join(args)});")
+        lines.append(f"{pad}{self.module.into_name(value.kernel)}({', '.join(args)});")
         return lines
 
     def _nested(self, block: Block, target: str | None) -> list[str]:
@@ -256,7 +253,7 @@ class FunctionWriter:
             arms.append((ctor, case))
         if value.default is None and len(arms) == 1:
             ctor, case = arms[0]
-            lines = [f"{pad}{{  // {scrutinee} is always {ctor.relay_name}"]
+            lines = [f"{pad}{{  // {scrutinee} is always {comment(ctor.relay_name)}"]
             self.indent += 1
             lines.extend(self._unpack(scrutinee, adt_name, case))
             lines.extend(self.block(case.body, target))
@@ -267,7 +264,7 @@ class FunctionWriter:
         for position, (ctor, case) in enumerate(arms):
             last = position == len(arms) - 1 and value.default is None
             label = "default" if last else f"case {ctor.tag}"
-            lines.append(f"{pad}  {label}: {{  // {ctor.relay_name}")
+            lines.append(f"{pad}  {label}: {{  // {comment(ctor.relay_name)}")
             self.indent += 2
             lines.extend(self._unpack(scrutinee, adt_name, case))
             lines.extend(self.block(case.body, target))
@@ -304,13 +301,16 @@ class FunctionWriter:
         """Rebind the parameters (through temporaries: new values may read old ones) and loop."""
         self.loops = True
         pad = self._pad()
-        lines = [f"{pad}{{  // {stmt_text(Let(Var('_', None), value)).split('= ', 1)[-1]}"]
+        call = stmt_text(Let(Var("_", None), value)).split("= ", 1)[-1]
+        lines = [f"{pad}{{  // {comment(call)}"]
         pairs = list(zip(self.param_names, value.args, self.func.params))
-        changed = [(n, a, p) for n, a, p in pairs if self.atom(a) != n]
-        for n, a, p in changed:
-            lines.append(f"{pad}  {self.types.cpp(p.type)} next_{n} = {self.atom(a)};")
-        for n, a, p in changed:
-            lines.append(f"{pad}  {n} = std::move(next_{n});")
+        changed = [(n, self.atom(a), p) for n, a, p in pairs if self.atom(a) != n]
+        scope = self.locals.child()  # the temporaries: distinct from every name the arguments use
+        temporaries = [scope.bind(n, f"next_{n}") for n, _, _ in changed]
+        for (n, arg, p), temporary in zip(changed, temporaries):
+            lines.append(f"{pad}  {self.types.cpp(p.type)} {temporary} = {arg};")
+        for (n, _, _), temporary in zip(changed, temporaries):
+            lines.append(f"{pad}  {n} = std::move({temporary});")
         lines.append(f"{pad}  continue;")
         lines.append(f"{pad}}}")
         return lines

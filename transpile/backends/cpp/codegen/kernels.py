@@ -16,10 +16,11 @@ from ....errors import UnsupportedFeatureError
 from ....kernels.lower import is_dynamic_kernel
 from ....lir.types import TensorType, TupleT, type_text
 from ....relay.ty import AnyDim
-from .shapes import dynamic_shape_lines
+from .names import comment
+from .shapes import dynamic_shape_lines, may_fail_statically
 from .types import SCALAR_CTYPES, dtype_expr, is_cpp_scalar
 
-__all__ = ["KernelWriter", "scalar_literal", "is_inline_kernel", "kernel_symbol", "into_name", "has_into_variant"]
+__all__ = ["KernelWriter", "scalar_literal", "is_inline_kernel", "kernel_symbol", "has_into_variant"]
 
 _BINARY = {
     "add": "+",
@@ -178,18 +179,19 @@ class KernelWriter:
         lines.append("}")
         return lines
 
-    def definition(self, kernel, cpp_name: str) -> list[str]:
-        head = f"// kernel {kernel.name} [{kernel.pattern.name.lower()}]: {', '.join(kernel.ops)}"
+    def definition(self, kernel, cpp_name: str, into_cpp_name: str) -> list[str]:
+        """The wrapper `cpp_name` and, for kernels with one (has_into_variant), `into_cpp_name`."""
+        head = "// " + comment(f"kernel {kernel.name} [{kernel.pattern.name.lower()}]: {', '.join(kernel.ops)}")
         if is_inline_kernel(kernel):
             return [head] + self._inline(kernel, cpp_name)
-        return [head] + self._tvm_call(kernel, cpp_name) + self._into_call(kernel, cpp_name)
+        return [head] + self._tvm_call(kernel, cpp_name) + self._into_call(kernel, into_cpp_name)
 
     def _signature(self, kernel, cpp_name: str, inline: bool) -> tuple[str, list[str]]:
         params = [f"p{i}" for i in range(len(kernel.params))]
         decls = []
         for name, p in zip(params, kernel.params):
             cty = self.types.cpp(p.type)
-            # trt::In: a Tensor or a planned buffer's View (see into_name)
+            # trt::In: a Tensor or a planned buffer's View (see _into_call)
             decls.append(f"{cty} {name}" if is_cpp_scalar(p.type) else f"trt::In {name}")
         ret = self.types.cpp(kernel.result)
         prefix = "static inline" if inline else "static"
@@ -236,8 +238,8 @@ class KernelWriter:
         ctype = SCALAR_CTYPES[ty.dtype]
         if op in _BINARY:
             expr = f"{args[0]} {_BINARY[op]} {args[1]}"
-        elif op in _UNARY:
-            expr = f"{_UNARY[op]}{args[0]}"
+        elif op in _UNARY:  # parenthesized: `-` before the literal -4 would make the decrement --4
+            expr = f"{_UNARY[op]}({args[0]})"
         elif op == "divide":
             expr = f"{args[0]} / {args[1]}"
         elif op == "where":
@@ -274,6 +276,8 @@ class KernelWriter:
             lines.extend(shape_lines)
         else:
             out_shapes = [[str(int(d)) for d in ty.shape] for ty in outs]
+            if may_fail_statically(kernel):  # its requirements, constant but possibly false
+                lines.extend(dynamic_shape_lines(kernel, params)[0])
         out_names = []
         for j, ty in enumerate(outs):
             if is_cpp_scalar(ty):
@@ -291,8 +295,8 @@ class KernelWriter:
         lines.append("}")
         return lines
 
-    def _into_call(self, kernel, cpp_name: str) -> list[str]:
-        """`into_<name>(inputs..., View& outputs...)`: the kernel writing into planned buffers
+    def _into_call(self, kernel, into_cpp_name: str) -> list[str]:
+        """`into_k_<name>(inputs..., View& outputs...)`: the kernel writing into planned buffers
         (transpile.passes.memory_plan); only for static tensor results, the only ones planned."""
         if not has_into_variant(kernel):
             return []
@@ -310,10 +314,10 @@ class KernelWriter:
         for j in range(len(outs)):
             params.append(f"const trt::View& out{j}")
             args.append(f"trt::arg(out{j})")
-        if is_dynamic_kernel(kernel):  # `?` argument dims (static results): the kernel's requirements first
+        if is_dynamic_kernel(kernel) or may_fail_statically(kernel):  # the kernel's requirements first
             lines = dynamic_shape_lines(kernel, [f"p{i}" for i in range(len(kernel.params))])[0] + lines
         return [
-            f"static inline void {into_name(cpp_name)}({', '.join(params)}) {{",
+            f"static inline void {into_cpp_name}({', '.join(params)}) {{",
             *lines,
             f"  const TVMFFIAny args[] = {{{', '.join(args)}}};",
             self._call(kernel, len(args)),
@@ -324,11 +328,6 @@ class KernelWriter:
         if isinstance(ty, TupleT):
             return f"{self.types.cpp(ty)}{{{', '.join(self._rebuild(f, names) for f in ty.fields)}}}"
         return next(names)
-
-
-def into_name(cpp_name: str) -> str:
-    """The C++ name of a kernel's variant writing into given Views."""
-    return f"into_{cpp_name}"
 
 
 def has_into_variant(kernel) -> bool:

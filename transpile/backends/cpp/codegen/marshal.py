@@ -1,11 +1,12 @@
 """C++ of the library's entry points: flat-array marshalling, the TVM-FFI exports, W0 and the C API.
 
-Every value crossing into Python travels in one flat `ffi::Array<Any>` in prefix order (see
-transpile_rt.h); `enc_N`/`dec_N` are generated per LIR type. Exports:
+Every value crossing into Python travels in prefix order, as the columns [ints, floats, objects]
+of one `ffi::Array<Any>` (see transpile_rt.h); `enc_N`/`dec_N` are generated per LIR type. Exports:
 - `transpile_call(args) -> results`: the generic entry (any types), used by the Python wrapper;
 - `main` (the entry's name): typed, for entries taking and returning only tensors (tuples of
   tensors are returned as an ffi::Array): `tvm.runtime.load_module(so)["main"](*tensors)`;
-- W0: `set_input(index or name, tensor)`, `run()`, `get_output(index)`, `get_num_inputs()`,
+- W0 (w0.py): `default(dev)` making executors with their own state, and the module-level
+  `set_input(index or name, tensor)`, `run()`, `get_output(index)`, `get_num_inputs()`,
   `get_num_outputs()`, `get_input_index(name)`;
 - a plain C API: `transpile_<entry>_run(inputs, outputs)` and `transpile_last_error()`.
 """
@@ -14,7 +15,9 @@ from __future__ import annotations
 
 from ....errors import UnsupportedFeatureError
 from ....lir.types import AdtT, ClosureT, RefT, TensorType, TupleT, type_text
+from .names import c_string, comment
 from .types import SCALAR_CTYPES, dtype_expr, is_cpp_scalar, shape_list
+from .w0 import w0_exports
 
 __all__ = ["Marshal", "tensor_signature"]
 
@@ -75,7 +78,7 @@ class Marshal:
 
     def _make(self, ty, n: int) -> None:
         cty = self.types.cpp(ty)
-        self.prototypes.append(f"static {cty} dec_{n}(trt::Reader& r);  // {type_text(ty)}")
+        self.prototypes.append(f"static {cty} dec_{n}(trt::Reader& r);  // {comment(type_text(ty))}")
         self.prototypes.append(f"static void enc_{n}(trt::Writer& w, const {cty}& v);")
         dec_body, enc_body = self._bodies(ty, n)
         self.definitions.append(f"static {cty} dec_{n}(trt::Reader& r) {{")
@@ -115,7 +118,7 @@ class Marshal:
             enc = ["  w.put(static_cast<int64_t>(v->tag));", "  switch (v->tag) {"]
             for ctor in adt.constructors:
                 struct = types.ctor_struct(adt.name, ctor.name)
-                dec.append(f"    case {ctor.tag}: {{  // {ctor.relay_name}")
+                dec.append(f"    case {ctor.tag}: {{  // {comment(ctor.relay_name)}")
                 names = []
                 for i, f in enumerate(ctor.fields):
                     dec.append(f"      {types.cpp(f)} f{i} = {self.dec(f)}(r);")
@@ -130,7 +133,9 @@ class Marshal:
                 enc.append("      break;")
                 enc.append("    }")
             dec.append("  }")
-            dec.append(f'  TVM_FFI_THROW(ValueError) << "no constructor with tag " << tag << " in {adt.name}";')
+            dec.append(
+                f'  TVM_FFI_THROW(ValueError) << "no constructor with tag " << tag << {c_string(" in " + adt.name)};'
+            )
             dec.append("  throw;")
             enc.append("  }")
             return dec, enc
@@ -144,7 +149,7 @@ class Marshal:
             arg_decs = [self.dec(p) for p in ty.params]
             base = cty[len("trt::Fn<") : -1]
             self.structs += [
-                f"// A Python callable passed where closure {type_text(ty)} is expected.",
+                "// " + comment(f"A Python callable passed where closure {type_text(ty)} is expected."),
                 f"struct {struct} final : trt::FnObj<{base}> {{",
                 "  trt::ffi::Function f;",
                 f"  explicit {struct}(trt::ffi::Function f) : f(std::move(f)) {{}}",
@@ -153,8 +158,9 @@ class Marshal:
             ]
             call_def = [
                 f"{types.cpp(ty.ret)} {struct}::call({', '.join(f'{c} {a}' for a, c in params)}) const {{",
-                "  trt::RefTable refs;",
+                "  trt::RefTable refs(trt::running_numbered());  // the running call's references first",
                 "  trt::Writer w(refs);",
+                "  refs.send_contents(w, refs.size());",
                 *[f"  {e}(w, {a});" for e, (a, _) in zip(arg_encs, params)],
                 "  const int64_t sent = refs.size();",
                 "  trt::AnyArray out = f(w.finish()).cast<trt::AnyArray>();",
@@ -168,10 +174,14 @@ class Marshal:
             dec = [f"  return std::make_shared<{struct}>(r.next().cast<trt::ffi::Function>());"]
             enc = [
                 "  trt::Fn<" + base + "> fn = v;",
-                "  w.put(trt::ffi::Function::FromTyped([fn](trt::AnyArray in) -> trt::AnyArray {",
+                "  // The references this crossing numbers, which the closure may have captured: a call of it",
+                "  // numbers them first and takes their contents as the caller holds them (see RefTable).",
+                "  w.put(trt::ffi::Function::FromTyped([fn, known = w.refs.numbered()](trt::AnyArray in) -> trt::AnyArray {",
                 "    trt::init_stack_limit();",
-                "    trt::RefTable refs;",
+                "    trt::RefTable refs(*known);",
+                "    trt::RunningRefs running(refs);",
                 "    trt::Reader r(in, refs);",
+                "    refs.receive_contents(r, refs.size());",
                 *[f"    {c} {a} = {d}(r);" for (a, c), d in zip(params, arg_decs)],
                 "    const int64_t received = refs.size();",
                 f"    auto result = fn->call({', '.join(f'std::move({a})' for a, _ in params)});",
@@ -258,6 +268,7 @@ def _generic_entry(module, entry, fn: str) -> list[str]:
     ret_enc = marshal.enc(entry.ret)
     body = [
         "  trt::RefTable refs;",
+        "  trt::RunningRefs running(refs);  // for callbacks into Python (see transpile_rt.h)",
         "  trt::Reader r(args, refs);",
     ]
     names = []
@@ -316,14 +327,16 @@ def _run_entry(module, entry, fn: str, inputs, big_stack: bool) -> list[str]:
     )
     core = [
         f"static std::vector<trt::Tensor> run_entry(const std::vector<trt::Tensor>& in) {{",
-        f'  if (in.size() != {len(inputs)}) TRT_THROW(TypeError) << "@{relay_entry} expects {len(inputs)} argument(s) but got " << in.size();',
+        f"  if (in.size() != {len(inputs)}) TRT_THROW(TypeError) << "
+        + c_string(f"@{relay_entry} expects {len(inputs)} argument(s) but got ")
+        + " << in.size();",
         "  std::vector<trt::Tensor> out;",
     ]
     body = []
     args = []
     for i, (p, ty) in enumerate(zip(entry.params, inputs)):
         what = f"argument {i + 1} (%{p.name}) of @{relay_entry}"
-        checked = f'trt::checked_tensor(in[{i}], {shape_list(ty)}, {dtype_expr(ty.dtype)}, "{what}")'
+        checked = f"trt::checked_tensor(in[{i}], {shape_list(ty)}, {dtype_expr(ty.dtype)}, {c_string(what)})"
         if is_cpp_scalar(ty):
             body.append(f"  {SCALAR_CTYPES[ty.dtype]} a{i} = trt::scalar_of<{SCALAR_CTYPES[ty.dtype]}>({checked});")
         else:
@@ -348,46 +361,7 @@ def _tvm_exports(module, entry, inputs, outputs) -> list[str]:
         f"TVM_FFI_DLL_EXPORT_TYPED_FUNC({module.export_name}, typed_entry);",
         "",
     ]
-    # W0: the module-based executor interface.
-    names_list = ", ".join(f'"{p.name}"' for p in entry.params)
-    lines += [
-        "// W0: set_input(index or name, tensor), run(), get_output(index).",
-        "namespace w0 {",
-        f"static const char* const kInputNames[] = {{{names_list or 'nullptr'}}};",
-        f"static std::vector<trt::Tensor> inputs({len(inputs)});",
-        "static std::vector<trt::Tensor> outputs;",
-        "static int64_t input_index(const trt::Any& key) {",
-        "  if (auto name = key.try_cast<trt::ffi::String>()) {",
-        f"    for (int64_t i = 0; i < {len(inputs)}; ++i)",
-        "      if (std::string(kInputNames[i]) == std::string(*name)) return i;",
-        '    TVM_FFI_THROW(KeyError) << "no input named " << std::string(*name);',
-        "  }",
-        "  int64_t index = key.cast<int64_t>();",
-        f'  if (index < 0 || index >= {len(inputs)}) TVM_FFI_THROW(IndexError) << "input index " << index << " out of range";',
-        "  return index;",
-        "}",
-        "static void set_input(trt::Any key, trt::Tensor value) { inputs[input_index(key)] = value; }",
-        "static void run() {",
-        f"  for (size_t i = 0; i < inputs.size(); ++i)",
-        '    if (!inputs[i].defined()) TVM_FFI_THROW(ValueError) << "input " << i << " (" << kInputNames[i] << ") was not set";',
-        "  outputs = run_entry(inputs);",
-        "}",
-        "static trt::Tensor get_output(int64_t index) {",
-        '  if (index < 0 || index >= static_cast<int64_t>(outputs.size())) TVM_FFI_THROW(IndexError) << "output index " << index << " out of range (run() first?)";',
-        "  return outputs[index];",
-        "}",
-        f"static int64_t get_num_inputs() {{ return {len(inputs)}; }}",
-        f"static int64_t get_num_outputs() {{ return {len(outputs)}; }}",
-        "static int64_t get_input_index(trt::ffi::String name) { return input_index(trt::Any(name)); }",
-        "}  // namespace w0",
-        "TVM_FFI_DLL_EXPORT_TYPED_FUNC(set_input, w0::set_input);",
-        "TVM_FFI_DLL_EXPORT_TYPED_FUNC(run, w0::run);",
-        "TVM_FFI_DLL_EXPORT_TYPED_FUNC(get_output, w0::get_output);",
-        "TVM_FFI_DLL_EXPORT_TYPED_FUNC(get_num_inputs, w0::get_num_inputs);",
-        "TVM_FFI_DLL_EXPORT_TYPED_FUNC(get_num_outputs, w0::get_num_outputs);",
-        "TVM_FFI_DLL_EXPORT_TYPED_FUNC(get_input_index, w0::get_input_index);",
-        "",
-    ]
+    lines += w0_exports(entry.params, len(outputs))  # W0: executors and the module-level functions
     return lines
 
 
@@ -449,10 +423,10 @@ def _c_header(module, entry, inputs, outputs, standalone: bool = False) -> list[
         'extern "C" {',
         "#endif",
         "",
-        f"/* @{relay_entry}({sig}) -> {type_text(entry.ret)}",
+        "/* " + comment(f"@{relay_entry}({sig}) -> {type_text(entry.ret)}"),
         " *",
-        " * inputs:  " + (", ".join(f"[{i}] {type_text(t)}" for i, t in enumerate(inputs)) or "none"),
-        " * outputs: " + ", ".join(f"[{i}] {type_text(t)}" for i, t in enumerate(outputs)),
+        " * inputs:  " + comment(", ".join(f"[{i}] {type_text(t)}" for i, t in enumerate(inputs)) or "none"),
+        " * outputs: " + comment(", ".join(f"[{i}] {type_text(t)}" for i, t in enumerate(outputs))),
         " * Outputs are caller-allocated (contiguous, right shape and dtype); results are copied into them.",
         " * Returns 0 on success, -1 on error (then see transpile_last_error()). */",
         f"int {c_name}_run(const DLTensor* const* inputs, DLTensor** outputs);",

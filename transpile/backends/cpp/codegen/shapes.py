@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 
 from ....errors import UnsupportedFeatureError
+from .names import c_string
 
-__all__ = ["ShapePrinter", "dynamic_shape_lines"]
+__all__ = ["ShapePrinter", "dynamic_shape_lines", "may_fail_statically"]
 
 _BINARY = {"Add": "+", "Sub": "-", "Mul": "*", "EQ": "==", "NE": "!=", "LT": "<", "LE": "<=", "GT": ">", "GE": ">="}
 _LOGICAL = {"And": "&&", "Or": "||"}
@@ -23,9 +24,10 @@ _LOGICAL = {"And": "&&", "Or": "||"}
 class ShapePrinter:
     """Prints shape PrimExprs as C++ over named int64_t variables (`names`: tir Var -> C++ name)."""
 
-    def __init__(self, names: dict, where: str):
+    def __init__(self, names: dict, where: str, span=None):
         self.names = names
         self.where = where  # for error messages: "kernel <name>"
+        self.span = span  # of the kernel's Relay body, for error messages
 
     def expr(self, e) -> str:
         from tvm import tirx
@@ -38,7 +40,7 @@ class ShapePrinter:
         if isinstance(e, tirx.IntImm):
             if _dtype(e) == "bool":
                 return "true" if e.value else "false"
-            return f"INT64_C({int(e.value)})" if abs(int(e.value)) >= 2**31 else str(int(e.value))
+            return _int_literal(int(e.value))
         if isinstance(e, tirx.Var):
             for var, name in self.names.items():
                 if var.same_as(e):
@@ -76,12 +78,12 @@ class ShapePrinter:
         if kind == "Mod":
             return f"({a} % {b})"
         if kind == "FloorDiv":
-            return f"({a} >= 0 ? {a} / {b} : -((-{a} + {b - 1}) / {b}))"
+            return f"({a} >= 0 ? {a} / {b} : -((-({a}) + {b - 1}) / {b}))"
         return f"((({a} % {b}) + {b}) % {b})"
 
     def _unsupported(self, e, what: str) -> UnsupportedFeatureError:
         return UnsupportedFeatureError(
-            f"{what} in a result shape", "cpp", detail=f"{self.where}: cannot compute {e} in C++"
+            f"{what} in a result shape", "cpp", span=self.span, detail=f"{self.where}: cannot compute {e} in C++"
         )
 
 
@@ -90,8 +92,28 @@ def _dtype(e) -> str:
     return str(ty.dtype) if ty is not None else str(e.dtype)
 
 
-def _c_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+def _int_literal(value: int) -> str:
+    """An int64_t literal; the most negative one as an expression (its magnitude is no int64_t)."""
+    if value == -(2**63):
+        return "(INT64_C(-9223372036854775807) - 1)"
+    return f"INT64_C({value})" if abs(value) >= 2**31 else f"({value})" if value < 0 else str(value)
+
+
+def _static_shape_text(ty) -> str:
+    dims = [str(int(d)) for d in getattr(ty, "shape", ())]
+    return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
+
+
+def may_fail_statically(kernel) -> bool:
+    """Whether a kernel of static shapes may still have a requirement, which is then always false.
+
+    Type relations check static shapes; what they let through is an operation on an empty tensor
+    that has no result to give (take from an empty axis, argmax of nothing): such a kernel raises
+    when it runs, as the interpreter does, rather than read outside its arguments."""
+    from ....kernels.lower import result_types
+
+    types = [p.type for p in kernel.params] + result_types(kernel)
+    return any(0 in tuple(getattr(ty, "shape", ())) for ty in types)
 
 
 def dynamic_shape_lines(kernel, params: list[str]) -> tuple[list[str], list[list[str]]]:
@@ -110,17 +132,19 @@ def dynamic_shape_lines(kernel, params: list[str]) -> tuple[list[str], list[list
         shapes = kernel_shapes(kernel)
     except UnsupportedFeatureError as exc:  # e.g. an operator whose result shape depends on data
         raise UnsupportedFeatureError(
-            exc.feature, "cpp", detail=f"kernel {kernel.name} ({', '.join(kernel.ops)})"
+            exc.feature, "cpp", span=exc.span, detail=f"kernel {kernel.name} ({', '.join(kernel.ops)})"
         ) from None
     where = f"kernel {kernel.name}"
     names = {var: f"{params[index]}_dim{axis}" for var, index, axis in shapes.dims}
-    printer = ShapePrinter(names, where)
+    printer = ShapePrinter(names, where, getattr(kernel.body.body, "span", None))
     shown = ' + ", " + '.join(
         f"trt::shape_text(*{params[i]}.GetDLTensorPtr())" for i in sorted({index for _, index, _ in shapes.dims})
     )
+    if not shown:  # a static kernel (see may_fail_statically): its argument shapes are known here
+        shown = c_string(", ".join(_static_shape_text(p.type) for p in kernel.params))
     checks = []
     for condition, message in shapes.requirements:
-        text = _c_string(f"{where}: {message}; argument shapes ")
+        text = c_string(f"{where}: {message}; argument shapes ")
         checks.append(f"  if (!{printer.expr(condition)})")
         checks.append(f'    trt::raise("ValueError", std::string({text}) + {shown});')
     analyzer = sym.Analyzer()
@@ -142,7 +166,7 @@ def dynamic_shape_lines(kernel, params: list[str]) -> tuple[list[str], list[list
             with analyzer.constraint_scope(sizes):
                 never_negative = analyzer.can_prove(dim >= 0)
             if not never_negative:
-                text = _c_string(f"{where}: result {j} would have a negative dimension {axis} for argument shapes ")
+                text = c_string(f"{where}: result {j} would have a negative dimension {axis} for argument shapes ")
                 checks.append(f'  if ({name} < 0) trt::raise("ValueError", std::string({text}) + {shown});')
             dims.append(name)
         outputs.append(dims)

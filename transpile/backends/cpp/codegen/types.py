@@ -5,7 +5,7 @@ from __future__ import annotations
 from ....errors import UnsupportedFeatureError
 from ....lir.types import AdtT, ClosureT, RefT, TensorType, TupleT, type_text
 from ....relay.ty import AnyDim
-from .names import Namespace
+from .names import Namespace, comment
 
 __all__ = ["CppTypes", "SCALAR_CTYPES", "dtype_expr", "is_cpp_scalar", "shape_list"]
 
@@ -78,7 +78,7 @@ class CppTypes:
                 (f"{c.relay_name}({', '.join(type_text(t) for t in c.fields)})" if c.fields else c.relay_name)
                 for c in adt.constructors
             )
-            lines.append(f"// {adt.name} = {alts}")
+            lines.append("// " + comment(f"{adt.name} = {alts}"))
             lines.append(f"struct {base} {{")
             lines.append("  const int32_t tag;")
             lines.append(f"  explicit {base}(int32_t tag) : tag(tag) {{}}")
@@ -86,7 +86,7 @@ class CppTypes:
             for ctor in adt.constructors:
                 struct = self.ctor_names[(adt.name, ctor.name)]
                 fields = [(f"f{i}", self.cpp(t)) for i, t in enumerate(ctor.fields)]
-                lines.append(f"struct {struct} final : {base} {{  // {ctor.relay_name}, tag {ctor.tag}")
+                lines.append(f"struct {struct} final : {base} {{  // {comment(ctor.relay_name)}, tag {ctor.tag}")
                 for name, cty in fields:
                     lines.append(f"  {cty} {name};")
                 params = ", ".join(f"{cty} {name}" for name, cty in fields)

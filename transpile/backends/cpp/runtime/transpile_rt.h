@@ -9,12 +9,14 @@
 
 #include <dlpack/dlpack.h>
 #include <tvm/ffi/any.h>
+#include <tvm/ffi/cast.h>
 #include <tvm/ffi/container/array.h>
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
 #include <tvm/ffi/extra/c_env_api.h>
+#include <tvm/ffi/extra/module.h>
 #include <tvm/runtime/c_backend_api.h>
 #include <sched.h>
 
@@ -24,8 +26,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -156,10 +160,14 @@ __attribute__((constructor)) static void init_kernel_environment() {
 namespace trt {
 
 // ---------------------------------------------------------------- boundary marshalling
-// Values crossing into Python travel as one flat array, in prefix order: a tensor is a Tensor, a
-// scalar a number, a tuple its fields, an ADT value its tag then its fields, a reference its index
-// in the call's RefTable (followed by its contents the first time it crosses), a closure an
-// ffi::Function taking and returning such arrays.
+// Values crossing into Python travel in prefix order (a tuple is its fields, an ADT value its tag
+// then its fields, a reference its index in the call's RefTable followed by its contents the first
+// time it crosses) split into three columns, so a long list crosses as two flat numeric arrays
+// rather than one boxed object per item:
+//   ints     an int64 Tensor: ADT tags, integer and bool scalars, reference indices;
+//   floats   a float64 Tensor: float scalars;
+//   objects  an Array<Any>: tensors, and closures as ffi::Functions taking and returning such triples.
+// A crossing is the Array [ints, floats, objects]; each side reads every column in order.
 //
 // A call across the boundary (the entry, or a closure called from either side) is: arguments
 // caller -> callee; the result callee -> caller; then the contents of every reference the callee
@@ -203,34 +211,126 @@ class RefTable {
   inline void send_contents(Writer& w, int64_t count);
   inline void receive_contents(Reader& r, int64_t count);
 
- private:
   struct Entry {
     std::shared_ptr<void> cell;
     const void* type;
     Put put;
     Take take;
   };
-  std::vector<Entry> entries_;
+  // A closure crossing to the other side keeps the references its crossing numbers (it may have
+  // captured them; the list is shared, so it sees those numbered after it too); each call of it
+  // numbers them first and exchanges their contents as well, so the other side's reference
+  // objects and these cells stay one (see marshal.py, closure encoders).
+  RefTable() = default;
+  explicit RefTable(const std::vector<Entry>& known) : RefTable() {
+    entries_ = known;
+    for (size_t k = 0; k < entries_.size(); ++k) index_.emplace(entries_[k].cell.get(), static_cast<int64_t>(k));
+  }
+  RefTable(const RefTable&) = delete;
+  RefTable& operator=(const RefTable&) = delete;
+  std::shared_ptr<const std::vector<Entry>> numbered() const { return known_; }
+
+ private:
+  std::shared_ptr<std::vector<Entry>> known_ = std::make_shared<std::vector<Entry>>();
+  std::vector<Entry>& entries_ = *known_;
   std::unordered_map<const void*, int64_t> index_;
 };
 
+// A column's numbers: a contiguous CPU tensor of exactly that dtype, read in place.
+template <class T>
+inline const T* column(const Any& item, DLDataType dt, int64_t& count, const char* what) {
+  Tensor t = item.cast<Tensor>();
+  const DLTensor& d = *t.GetDLTensorPtr();
+  if (d.device.device_type != kDLCPU || d.ndim != 1 || d.dtype.code != dt.code || d.dtype.bits != dt.bits ||
+      d.dtype.lanes != 1 || !ffi::IsContiguous(d))
+    TVM_FFI_THROW(TypeError) << "boundary data: the " << what << " column is not a 1-d " << dtype_text(dt)
+                             << " CPU tensor";
+  count = d.shape[0];
+  return reinterpret_cast<const T*>(static_cast<const char*>(d.data) + d.byte_offset);
+}
+
 struct Reader {
-  const AnyArray& items;
   RefTable& refs;
-  int64_t next_index = 0;
-  Reader(const AnyArray& a, RefTable& refs) : items(a), refs(refs) {}
-  Any next() {
-    if (next_index >= static_cast<int64_t>(items.size())) TVM_FFI_THROW(ValueError) << "boundary data too short";
-    return items[next_index++];
+  struct Item {  // what next() returns: cast<T>() takes the next value from T's column
+    Reader& r;
+    template <class T>
+    T cast() const {
+      if constexpr (std::is_same<T, int64_t>::value) {
+        return r.next_int();
+      } else if constexpr (std::is_same<T, bool>::value) {
+        return r.next_int() != 0;
+      } else if constexpr (std::is_same<T, double>::value) {
+        return r.next_float();
+      } else {
+        return r.next_object().template cast<T>();
+      }
+    }
+  };
+  Reader(const AnyArray& crossing, RefTable& refs) : refs(refs) {
+    if (crossing.size() != 3) TVM_FFI_THROW(ValueError) << "boundary data: expected [ints, floats, objects]";
+    ints_holder_ = crossing[0].cast<Tensor>();
+    floats_holder_ = crossing[1].cast<Tensor>();
+    ints_ = column<int64_t>(crossing[0], DLDataType{kDLInt, 64, 1}, int_count_, "ints");
+    floats_ = column<double>(crossing[1], DLDataType{kDLFloat, 64, 1}, float_count_, "floats");
+    objects_ = crossing[2].cast<AnyArray>();
   }
+  Item next() { return Item{*this}; }
+  int64_t next_int() {
+    if (int_index_ >= int_count_) too_short();
+    return ints_[int_index_++];
+  }
+  double next_float() {
+    if (float_index_ >= float_count_) too_short();
+    return floats_[float_index_++];
+  }
+  Any next_object() {
+    if (object_index_ >= static_cast<int64_t>(objects_.size())) too_short();
+    return objects_[object_index_++];
+  }
+
+ private:
+  [[noreturn]] static void too_short() { TVM_FFI_THROW(ValueError) << "boundary data too short"; }
+  Tensor ints_holder_, floats_holder_;  // keep the columns alive
+  const int64_t* ints_ = nullptr;
+  const double* floats_ = nullptr;
+  AnyArray objects_;
+  int64_t int_count_ = 0, float_count_ = 0;
+  int64_t int_index_ = 0, float_index_ = 0, object_index_ = 0;
+};
+
+template <class T>
+struct OwnedColumn {  // a Tensor's allocator owning the vector it views
+  std::vector<T> data;
+  void AllocData(DLTensor* t) { t->data = data.empty() ? nullptr : static_cast<void*>(data.data()); }
+  void FreeData(DLTensor*) {}
 };
 
 struct Writer {
   RefTable& refs;
-  std::vector<Any> items;
   explicit Writer(RefTable& refs) : refs(refs) {}
-  void put(Any v) { items.push_back(std::move(v)); }
-  AnyArray finish() { return AnyArray(items.begin(), items.end()); }
+  void put(int64_t v) { ints_.push_back(v); }
+  void put(bool v) { ints_.push_back(v ? 1 : 0); }
+  void put(double v) { floats_.push_back(v); }
+  void put(const Tensor& v) { objects_.emplace_back(v); }
+  void put(ffi::Function v) { objects_.emplace_back(std::move(v)); }
+  AnyArray finish() {
+    std::vector<Any> crossing;
+    crossing.reserve(3);
+    crossing.emplace_back(take_column(std::move(ints_), DLDataType{kDLInt, 64, 1}));
+    crossing.emplace_back(take_column(std::move(floats_), DLDataType{kDLFloat, 64, 1}));
+    crossing.emplace_back(AnyArray(objects_.begin(), objects_.end()));
+    return AnyArray(crossing.begin(), crossing.end());
+  }
+
+ private:
+  template <class T>
+  static Tensor take_column(std::vector<T> data, DLDataType dt) {
+    int64_t n = static_cast<int64_t>(data.size());
+    return Tensor::FromNDAlloc(OwnedColumn<T>{std::move(data)}, ffi::ShapeView(&n, 1), dt, DLDevice{kDLCPU, 0});
+  }
+  std::vector<int64_t> ints_;
+  std::vector<double> floats_;
+  std::vector<Any> objects_;
 };
 
 // After the result: the contents of the first `count` references (those the callee received).
@@ -239,6 +339,129 @@ inline void RefTable::send_contents(Writer& w, int64_t count) {
 }
 inline void RefTable::receive_contents(Reader& r, int64_t count) {
   for (int64_t k = 0; k < count; ++k) entries_[k].take(r, entries_[k].cell.get());
+}
+
+// The table of the innermost boundary call running on this thread: a callback into Python made
+// while it runs numbers that call's references first and exchanges their contents, so writes on
+// either side during the callback are seen by the other.
+inline RefTable*& running_refs() {
+  static thread_local RefTable* table = nullptr;
+  return table;
+}
+struct RunningRefs {  // `table` is the running call's for this scope
+  RefTable* outer;
+  explicit RunningRefs(RefTable& table) : outer(running_refs()) { running_refs() = &table; }
+  ~RunningRefs() { running_refs() = outer; }
+};
+inline std::vector<RefTable::Entry> running_numbered() {
+  RefTable* table = running_refs();
+  return table == nullptr ? std::vector<RefTable::Entry>{} : *table->numbered();
+}
+
+}  // namespace trt
+
+namespace trt {
+
+// ---------------------------------------------------------------- W0 executors
+// TVM's graph-executor convention: `lib["default"](dev)` makes an executor, a module of its own
+// with set_input(index or name, tensor), run(), get_output(index), get_input(index),
+// get_num_inputs(), get_num_outputs() and get_input_index(name). Each executor owns its inputs
+// and outputs, so several executors run at once on several threads; one executor shared by
+// threads stays consistent (a lock guards its state; runs do not hold it) but its outputs are
+// those of whichever run ended last. The library's module-level W0 functions act on one
+// process-wide executor, for compatibility.
+
+struct W0Program {
+  const std::string* input_names;  // explicit lengths: a name may hold any character, NUL included
+  int64_t num_inputs;
+  int64_t num_outputs;
+  std::vector<Tensor> (*run)(const std::vector<Tensor>&);
+};
+
+class W0Executor final : public ffi::ModuleObj {
+ public:
+  explicit W0Executor(const W0Program& program) : program_(program), inputs_(program.num_inputs) {}
+
+  const char* kind() const final { return "transpile.w0"; }
+
+  ffi::Optional<ffi::Function> GetFunction(const ffi::String& name) final {
+    ffi::Module self = ffi::GetRef<ffi::Module>(this);  // the functions keep the executor alive
+    W0Executor* e = this;
+    if (name == "set_input")
+      return ffi::Function::FromTyped([self, e](Any key, Tensor value) { e->set_input(key, std::move(value)); });
+    if (name == "run") return ffi::Function::FromTyped([self, e]() { e->run(); });
+    if (name == "get_output") return ffi::Function::FromTyped([self, e](int64_t index) { return e->get_output(index); });
+    if (name == "get_input") return ffi::Function::FromTyped([self, e](Any key) { return e->get_input(key); });
+    if (name == "get_num_inputs") return ffi::Function::FromTyped([self, e]() { return e->program_.num_inputs; });
+    if (name == "get_num_outputs") return ffi::Function::FromTyped([self, e]() { return e->program_.num_outputs; });
+    if (name == "get_input_index")
+      return ffi::Function::FromTyped([self, e](ffi::String key) { return e->input_index(Any(key)); });
+    return std::nullopt;
+  }
+
+  int64_t input_index(const Any& key) const {
+    if (auto name = key.try_cast<ffi::String>()) {
+      for (int64_t i = 0; i < program_.num_inputs; ++i)
+        if (program_.input_names[i] == std::string(*name)) return i;
+      TVM_FFI_THROW(KeyError) << "no input named " << std::string(*name);
+    }
+    int64_t index = key.cast<int64_t>();
+    if (index < 0 || index >= program_.num_inputs)
+      TVM_FFI_THROW(IndexError) << "input index " << index << " out of range";
+    return index;
+  }
+  void set_input(const Any& key, Tensor value) {
+    int64_t index = input_index(key);
+    std::lock_guard<std::mutex> lock(mutex_);
+    inputs_[index] = std::move(value);
+  }
+  Tensor get_input(const Any& key) {
+    int64_t index = input_index(key);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!inputs_[index].defined())
+      TVM_FFI_THROW(ValueError) << "input " << index << " (" << program_.input_names[index] << ") was not set";
+    return inputs_[index];
+  }
+  void run() {
+    std::vector<Tensor> inputs;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      inputs = inputs_;
+    }
+    for (int64_t i = 0; i < program_.num_inputs; ++i)
+      if (!inputs[i].defined())
+        TVM_FFI_THROW(ValueError) << "input " << i << " (" << program_.input_names[i] << ") was not set";
+    std::vector<Tensor> outputs = program_.run(inputs);
+    std::lock_guard<std::mutex> lock(mutex_);
+    outputs_ = std::move(outputs);
+  }
+  Tensor get_output(int64_t index) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (index < 0 || index >= static_cast<int64_t>(outputs_.size()))
+      TVM_FFI_THROW(IndexError) << "output index " << index << " out of range (run() first?)";
+    return outputs_[index];
+  }
+
+ private:
+  const W0Program& program_;
+  std::mutex mutex_;
+  std::vector<Tensor> inputs_;
+  std::vector<Tensor> outputs_;
+};
+
+// `default(dev)`: a new executor (CPU only: the library's kernels are compiled for the host).
+inline ffi::Module make_w0_executor(const W0Program& program, DLDevice device) {
+  if (device.device_type != kDLCPU)
+    TVM_FFI_THROW(ValueError) << "this library runs on the CPU only, not on device type "
+                              << static_cast<int>(device.device_type);
+  return ffi::Module(ffi::make_object<W0Executor>(program));
+}
+
+// The executor of a module made by make_w0_executor. (The generated code keeps the executor behind
+// the module-level functions in a static of its own: a static inside an inline function here would
+// be one object shared by every library loaded in the process.)
+inline W0Executor& executor_of(const ffi::Module& module) {
+  return *static_cast<W0Executor*>(const_cast<ffi::ModuleObj*>(module.get()));
 }
 
 }  // namespace trt

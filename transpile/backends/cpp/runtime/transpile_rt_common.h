@@ -111,6 +111,12 @@ inline void init_stack_limit() {
 // A call made while already on the big stack (a callback re-entering generated code) runs
 // where it is. Errors are caught on the big stack and rethrown on the caller's.
 
+// Address space only (MAP_NORESERVE): pages are touched as recursion grows into them and given
+// back after each call. Generated functions stop at kStackBudget; the rest is for code without
+// depth checks, such as the boundary's ADT decoders and the destructors of long lists, which
+// nest once per list item (about 600 bytes each: 2 000 000 items use 1.2 GiB).
+constexpr size_t kBigStackBytes = size_t(4) << 30;
+
 struct BigStack {
   char* base = nullptr;  // lowest address; its first page is a guard page
   size_t size = 0;
@@ -156,7 +162,7 @@ inline size_t stack_budget() {
 }
 
 template <class F>
-void run_on_big_stack(F&& fn, size_t bytes = size_t(512) << 20) {
+void run_on_big_stack(F&& fn, size_t bytes = kBigStackBytes) {
   BigStack& stack = big_stack();
   if (stack.inside) {
     fn();

@@ -1,4 +1,5 @@
 // The generic part of every tir library: `main(*inputs)` returning its outputs, the W0 interface
+// (`default(dev)` executors and the module-level functions)
 // and the thread-pool default, over the program described by `transpile_tir_program` (program.c).
 // It is compiled once per toolchain and linked into each library.
 #include <dlpack/dlpack.h>
@@ -8,9 +9,11 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <tvm/ffi/any.h>
+#include <tvm/ffi/cast.h>
 #include <tvm/ffi/container/array.h>
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/error.h>
+#include <tvm/ffi/extra/module.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
 
@@ -18,6 +21,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -223,9 +227,11 @@ ffi::Any pack_outputs(std::vector<ffi::Tensor> out) {
 }
 
 // ---------------------------------------------------------------- W0
-std::vector<ffi::Tensor> w0_inputs;
-std::vector<ffi::Tensor> w0_outputs;
-
+// TVM's graph-executor convention: `default(dev)` makes an executor, a module of its own with
+// set_input(index or name, tensor), run(), get_output(index), get_input(index or name),
+// get_num_inputs(), get_num_outputs() and get_input_index(name), owning its inputs and outputs:
+// several executors run at once on several threads. A lock guards one executor's state (runs do
+// not hold it). The module-level functions act on one process-wide executor, for compatibility.
 int64_t input_index(const ffi::Any& key) {
   const TirProgram& p = program();
   if (auto name = key.try_cast<ffi::String>()) {
@@ -238,25 +244,79 @@ int64_t input_index(const ffi::Any& key) {
   return index;
 }
 
-void set_input(ffi::Any key, ffi::Tensor value) {
-  if (w0_inputs.empty()) w0_inputs.resize(program().num_inputs);
-  w0_inputs[input_index(key)] = value;
+class Executor final : public ffi::ModuleObj {
+ public:
+  Executor() : inputs_(program().num_inputs) {}
+  const char* kind() const final { return "transpile.w0"; }
+
+  ffi::Optional<ffi::Function> GetFunction(const ffi::String& name) final {
+    ffi::Module self = ffi::GetRef<ffi::Module>(this);  // the functions keep the executor alive
+    Executor* e = this;
+    if (name == "set_input")
+      return ffi::Function::FromTyped([self, e](ffi::Any key, ffi::Tensor value) { e->set_input(key, std::move(value)); });
+    if (name == "run") return ffi::Function::FromTyped([self, e]() { e->run(); });
+    if (name == "get_output") return ffi::Function::FromTyped([self, e](int64_t index) { return e->get_output(index); });
+    if (name == "get_input") return ffi::Function::FromTyped([self, e](ffi::Any key) { return e->get_input(key); });
+    if (name == "get_num_inputs") return ffi::Function::FromTyped([self]() { return int64_t(program().num_inputs); });
+    if (name == "get_num_outputs") return ffi::Function::FromTyped([self]() { return int64_t(program().num_outputs); });
+    if (name == "get_input_index")
+      return ffi::Function::FromTyped([self](ffi::String key) { return input_index(ffi::Any(key)); });
+    return std::nullopt;
+  }
+
+  void set_input(const ffi::Any& key, ffi::Tensor value) {
+    int64_t index = input_index(key);
+    std::lock_guard<std::mutex> lock(mutex_);
+    inputs_[index] = std::move(value);
+  }
+  ffi::Tensor get_input(const ffi::Any& key) {
+    int64_t index = input_index(key);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!inputs_[index].defined())
+      TVM_FFI_THROW(ValueError) << "input " << index << " (" << program().inputs[index].name << ") was not set";
+    return inputs_[index];
+  }
+  void run() {
+    std::vector<ffi::Tensor> inputs;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      inputs = inputs_;
+    }
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (!inputs[i].defined())
+        TVM_FFI_THROW(ValueError) << "input " << i << " (" << program().inputs[i].name << ") was not set";
+    std::vector<ffi::Tensor> outputs = run_program(inputs);
+    std::lock_guard<std::mutex> lock(mutex_);
+    outputs_ = std::move(outputs);
+  }
+  ffi::Tensor get_output(int64_t index) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (index < 0 || index >= static_cast<int64_t>(outputs_.size()))
+      TVM_FFI_THROW(IndexError) << "output index " << index << " out of range (run() first?)";
+    return outputs_[index];
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<ffi::Tensor> inputs_;
+  std::vector<ffi::Tensor> outputs_;
+};
+
+ffi::Module make_executor(DLDevice device) {
+  if (device.device_type != kDLCPU)
+    TVM_FFI_THROW(ValueError) << "this library runs on the CPU only, not on device type "
+                              << static_cast<int>(device.device_type);
+  return ffi::Module(ffi::make_object<Executor>());
 }
 
-void run() {
-  if (w0_inputs.empty()) w0_inputs.resize(program().num_inputs);
-  for (size_t i = 0; i < w0_inputs.size(); ++i)
-    if (!w0_inputs[i].defined())
-      TVM_FFI_THROW(ValueError) << "input " << i << " (" << program().inputs[i].name << ") was not set";
-  w0_outputs = run_program(w0_inputs);
+Executor& shared_executor() {
+  static ffi::Module module = make_executor(DLDevice{kDLCPU, 0});
+  return *static_cast<Executor*>(const_cast<ffi::ModuleObj*>(module.get()));
 }
 
-ffi::Tensor get_output(int64_t index) {
-  if (index < 0 || index >= static_cast<int64_t>(w0_outputs.size()))
-    TVM_FFI_THROW(IndexError) << "output index " << index << " out of range (run() first?)";
-  return w0_outputs[index];
-}
-
+void set_input(ffi::Any key, ffi::Tensor value) { shared_executor().set_input(key, std::move(value)); }
+void run() { shared_executor().run(); }
+ffi::Tensor get_output(int64_t index) { return shared_executor().get_output(index); }
 int64_t get_num_inputs() { return program().num_inputs; }
 int64_t get_num_outputs() { return program().num_outputs; }
 int64_t get_input_index(ffi::String name) { return input_index(ffi::Any(name)); }
@@ -301,6 +361,7 @@ extern "C" __attribute__((visibility("default"))) int32_t transpile_tir_stack_ch
   return 0;
 }
 
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(default, make_executor);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(set_input, set_input);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(run, run);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(get_output, get_output);
