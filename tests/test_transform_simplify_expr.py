@@ -92,17 +92,38 @@ def test_lossy_casts_are_kept():
     [
         lambda x: x * relay.const(1.0),
         lambda x: relay.const(1.0) * x,
-        lambda x: x + relay.const(0.0),
-        lambda x: relay.const(np.zeros((3, 4), "float32")) + x,
+        lambda x: x + relay.const(-0.0),
+        lambda x: relay.const(np.full((3, 4), -0.0, "float32")) + x,
         lambda x: x - relay.const(0.0),
         lambda x: x / relay.const(1.0),
         lambda x: x * relay.ones_like(x),
-        lambda x: x + relay.zeros((3, 4), "float32"),
     ],
 )
 def test_identities_disappear(make):
     x = relay.var("x", shape=(3, 4))
     _check(relay.Function([x], relay.nn.relu(make(x))), relay.Function([x], relay.nn.relu(x)))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda x: x + relay.const(0.0),  # -0 + +0 is +0
+        lambda x: relay.zeros((3, 4), "float32") + x,
+        lambda x: x - relay.const(-0.0),  # -0 - -0 is +0
+        lambda x: x * relay.const(0.0),  # nan for x = inf or nan
+        lambda x: relay.zeros((3, 4), "float32") / x,
+        lambda x: x - x,
+    ],
+)
+def test_float_rewrites_that_are_not_ieee_exact_stay(make):
+    x = relay.var("x", shape=(3, 4))
+    before = relay.Function([x], make(x))
+    _check(before, before, [np.array([[-0.0, 0.0, np.inf, np.nan]] * 3, "float32")])
+
+
+def test_integer_zero_identities_disappear():
+    x = relay.var("x", shape=(3, 4), dtype="int32")
+    _check(relay.Function([x], x + relay.zeros((3, 4), "int32")), relay.Function([x], x))
 
 
 def test_identities_that_broadcast_or_change_dtype_stay():
@@ -116,10 +137,16 @@ def test_identities_that_broadcast_or_change_dtype_stay():
 
 
 def test_adjacent_constant_adds_and_multiplies_merge():
-    x = relay.var("x", shape=(2, 3))
-    c1, c2 = relay.const(np.arange(3, dtype="float32")), relay.const(2.0)
+    x = relay.var("x", shape=(2, 3), dtype="int32")
+    c1, c2 = relay.const(np.arange(3, dtype="int32")), relay.const(2)
     _check(relay.Function([x], (x + c1) + c2), relay.Function([x], x + (c1 + c2)))
     _check(relay.Function([x], (x * c1) * c2), relay.Function([x], x * (c1 * c2)))
+
+
+def test_adjacent_float_constants_are_not_reassociated():
+    x = relay.var("x", shape=(2,))
+    before = relay.Function([x], (x * relay.const(1e30)) * relay.const(1e-30))  # inf for x = 1e10
+    _check(before, before, [np.array([1e10, 1.0], "float32")])
 
 
 def test_unknown_shapes_are_left_alone():

@@ -150,7 +150,7 @@ class _ToTE:
         raise KernelLoweringError(f"kernel {self.kernel.name}: unexpected {type(node).__name__} in a kernel body")
 
     def _constant(self, node):
-        import tvm
+        from ..relay.op.families.te_support import const
 
         data = np.asarray(node.data)
         if data.ndim != 0:
@@ -161,7 +161,8 @@ class _ToTE:
         dtype = data.dtype.name
         value = data.item()
         self.n_consts += 1
-        return self.te.compute((), lambda: tvm.tirx.const(value, dtype), name=f"const{self.n_consts}")
+        # (te_support.const: a float zero is one TVM's simplifier cannot fold away)
+        return self.te.compute((), lambda: const(value, dtype), name=f"const{self.n_consts}")
 
     def _call(self, call, rx):
         op = call.op
@@ -183,11 +184,21 @@ class _ToTE:
             self.requirements.extend(requirements)
         except UnsupportedFeatureError as exc:
             if exc.backend == "te":  # a data-dependent output shape: name the kernel too
-                raise UnsupportedFeatureError(exc.feature, "tvm-kernels", detail=f"kernel {self.kernel.name}") from None
+                raise UnsupportedFeatureError(
+                    exc.feature, "tvm-kernels", span=exc.span or call.span, detail=f"kernel {self.kernel.name}"
+                ) from None
             raise
         except TranspileError:
             raise
         except Exception as exc:
+            if _has_dynamic_dims(call.args):  # a lowering written for static extents (int(dim) of a `?`)
+                raise UnsupportedFeatureError(
+                    f"operator {name} with `?` dimensions",
+                    "tvm-kernels",
+                    span=call.span,
+                    detail=f"kernel {self.kernel.name}: its TE lowering needs static extents "
+                    f"({type(exc).__name__}: {exc})",
+                ) from None
             raise KernelLoweringError(
                 f"kernel {self.kernel.name}: TE lowering of {name} failed for {out_type!r}: {type(exc).__name__}: {exc}"
             ) from exc
@@ -228,6 +239,14 @@ class _ToTE:
                 f"kernel {self.kernel.name}: TE lowering of {name} produced Tensor[{_shape_text(found)}, {result.dtype}], "
                 f"the type says Tensor[{_shape_text(out_type.shape)}, {out_type.dtype}]"
             )
+
+
+def _has_dynamic_dims(args) -> bool:
+    types = []
+    for arg in args:
+        ty = getattr(arg, "checked_type_", None)
+        types.extend(_flatten_type(ty, "") if isinstance(ty, (TensorType, TupleType)) else [])
+    return any(isinstance(d, AnyDim) for ty in types for d in ty.shape)
 
 
 def _flatten_values(value) -> list:
@@ -309,6 +328,7 @@ def kernel_shapes(kernel) -> KernelShapes:
                 raise UnsupportedFeatureError(
                     "a result shape not computable from the argument shapes",
                     "tvm-kernels",
+                    span=getattr(kernel.body.body, "span", None),
                     detail=f"kernel {kernel.name}: result {index} has dimension {dim} ({', '.join(kernel.ops)})",
                 )
             shape.append(dim)

@@ -10,8 +10,13 @@
 - x * 1, 1 * x, x / 1, x + 0, 0 + x, x - 0 are x (ones/zeros as constants or ones/zeros(_like) calls),
   when that keeps the result's shape and dtype (no broadcast lost);
 - (x + c1) + c2 -> x + (c1 + c2) and (x * c1) * c2 -> x * (c1 * c2) for constants c1, c2, or
-  operators over constants (FoldConstant then computes c1 + c2).
+  operators over constants (FoldConstant then computes c1 + c2), for integers.
 Every rewrite needs static types of the values it looks at and is skipped otherwise.
+
+Floats keep IEEE semantics: only rewrites exact for every value, nan, inf and -0 included. So x + 0
+stays unless the zero is -0 (-0 + +0 is +0), x - 0 needs +0, and constants are not reassociated
+(rounding and overflow differ: (x * 1e30) * 1e-30 is inf for x = 1e10). Never rewritten at all:
+0 * x, 0 / x, x - x, x / x (nan for x = nan, inf or 0).
 """
 
 from __future__ import annotations
@@ -105,39 +110,51 @@ def _simplify_cast(new):
     return None
 
 
-def _is_filled_with(expr, value: float) -> bool:
-    """A constant whose every element is `value`, or ones/zeros(_like) of that value."""
+def _is_filled_with(expr, value: float, negative_zero: bool = False) -> bool:
+    """A constant whose every element is `value`, or ones/zeros(_like) of that value; a float zero
+    must also have the sign `negative_zero` asks for."""
     if type(expr) is E.Constant:
-        data = expr.data
-        return data.size > 0 and data.dtype.kind in "biuf" and bool(np.all(data == value))
+        return _all_equal(expr.data, value, negative_zero)
     name = op_name(expr)
     if value == 1 and name in ("ones", "ones_like"):
         return True
     if value == 0 and name in ("zeros", "zeros_like"):
-        return True
+        return not negative_zero or not _is_float(tensor_type(expr))
     if name == "full" and type(expr.args[0]) is E.Constant:
-        return bool(np.all(expr.args[0].data == value))
+        return _all_equal(expr.args[0].data, value, negative_zero)
     return False
 
 
-# (operator, neutral value, which operand positions may be the neutral one)
+def _all_equal(data, value: float, negative_zero: bool) -> bool:
+    if data.size == 0 or data.dtype.kind not in "biuf" or not bool(np.all(data == value)):
+        return False
+    return value != 0 or data.dtype.kind != "f" or bool(np.all(np.signbit(data) == negative_zero))
+
+
+def _is_float(ty) -> bool:
+    return ty is not None and ty.dtype.startswith(("float", "bfloat"))
+
+
+# (operator, neutral value, which operand positions may be the neutral one, the float neutral's sign:
+# x + -0 is x for every float x, x + +0 is not for x = -0; x - +0 is x)
 _IDENTITIES = {
-    "multiply": (1, (0, 1)),
-    "add": (0, (0, 1)),
-    "subtract": (0, (1,)),
-    "divide": (1, (1,)),
+    "multiply": (1, (0, 1), False),
+    "add": (0, (0, 1), True),
+    "subtract": (0, (1,), False),
+    "divide": (1, (1,), False),
 }
 
 
 def _simplify_identity(original, new):
     """x op neutral -> x when the call's type is x's type (nothing broadcast, no dtype change)."""
-    neutral, positions = _IDENTITIES[op_name(new)]
+    neutral, positions, negative_zero = _IDENTITIES[op_name(new)]
     result_type = tensor_type(original)
     if result_type is None:
         return None
+    negative_zero = negative_zero and _is_float(result_type)
     for position in positions:
         other = new.args[1 - position]
-        if _is_filled_with(new.args[position], neutral) and tensor_type(other) == result_type:
+        if _is_filled_with(new.args[position], neutral, negative_zero) and tensor_type(other) == result_type:
             return other
     return None
 
@@ -150,9 +167,12 @@ def _is_constant_expr(expr) -> bool:
 
 
 def _simplify_adjacent_constants(original, new):
-    """(x op c1) op c2 -> x op (c1 op c2) for add and multiply with constant c1, c2."""
+    """(x op c1) op c2 -> x op (c1 op c2) for add and multiply with constant c1, c2 (integers: exact)."""
     name = op_name(new)
     lhs, rhs = new.args
+    result_type = tensor_type(original)
+    if result_type is None or _is_float(result_type):
+        return None
     if not _is_constant_expr(rhs) or op_name(lhs) != name or not _is_constant_expr(lhs.args[1]):
         return None
     x, c1 = lhs.args

@@ -13,7 +13,7 @@ The projections are found on the call itself (graph form) or through a let-bound
 from __future__ import annotations
 
 from .. import expr as E
-from ..ty import TensorType
+from ..ty import AnyDim, TensorType
 from .infra import FunctionPass
 from .patterns import call as make_call, expand_bias_to_match_axis, op_name, scalar, type_of
 from .rewriter import Rewriter
@@ -114,6 +114,24 @@ _EXPANSIONS = {
 }
 
 
+_PER_CHANNEL = ("nn.batch_norm", "nn.layer_norm", "nn.instance_norm", "nn.group_norm")
+
+
+def _channels_static(name: str, call, data_type: TensorType) -> bool:
+    """Whether the channel count and every per-channel parameter's length are static: with a `?`
+    one, the broadcasting arithmetic would accept a parameter of length 1 that the operator's
+    kernel rejects at run time, so the operator stays."""
+    if name not in _PER_CHANNEL or data_type.ndim == 0:
+        return True
+    dims = [data_type.shape[call.attrs.axis % data_type.ndim]]
+    for arg in call.args[1:]:
+        ty = type_of(arg)
+        if not isinstance(ty, TensorType):
+            return False
+        dims.extend(ty.shape)
+    return not any(isinstance(d, AnyDim) for d in dims)
+
+
 class _InferenceSimplifier(Rewriter):
     def __init__(self):
         super().__init__()
@@ -132,7 +150,7 @@ class _InferenceSimplifier(Rewriter):
         if expand is None:
             return new
         data_type = type_of(original.args[0])
-        if not isinstance(data_type, TensorType):
+        if not isinstance(data_type, TensorType) or not _channels_static(op_name(new), original, data_type):
             return new
         out = expand(new.args, new.attrs, data_type, new.span)
         return new if out is None else out
@@ -152,7 +170,7 @@ class _InferenceSimplifier(Rewriter):
         if new.index in (1, 2):
             return producer.args[new.index + 2]  # the moving mean / variance pass through
         data_type = type_of(source.args[0])
-        if not isinstance(data_type, TensorType):
+        if not isinstance(data_type, TensorType) or not _channels_static(name, source, data_type):
             return new
         return batch_norm_to_arithmetic(producer.args, producer.attrs, data_type, producer.span)
 

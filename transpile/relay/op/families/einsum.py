@@ -134,6 +134,18 @@ def _einsum_impl(args, attrs, out_type):
 def _te_einsum(inputs, attrs, out_type):
     from tvm import topi
 
+    from .te_support import require_equal
+
+    # The relation's promise for `?` dims: a subscript letter has one extent in every operand.
+    extents: dict = {}
+    inputs_text = attrs.equation.replace(" ", "").split("->")[0]
+    for operand, subscripts in zip(inputs[0], inputs_text.split(",")):
+        if "." in subscripts:
+            continue  # an ellipsis spans a variable number of axes; its relation has no `?` case to keep
+        for letter, dim in zip(subscripts, operand.shape):
+            extents.setdefault(letter, []).append(dim)
+    for letter, dims in extents.items():
+        require_equal(dims, f"einsum: subscript {letter} has different extents")
     return topi.einsum(attrs.equation, *inputs[0])
 
 

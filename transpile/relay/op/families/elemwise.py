@@ -1,4 +1,17 @@
-"""Elementwise operators: unary math, binary broadcast arithmetic/comparison/logic, where, cast, clip."""
+"""Elementwise operators: unary math, binary broadcast arithmetic/comparison/logic, where, cast, clip.
+
+Edge values (the numpy implementations define them; every TE lowering computes the same, checked by
+tests/test_edge_semantics.py):
+- floats follow IEEE 754 as numpy does: 0 / 0 and x - x for x = inf are nan, x / 0 is ±inf, -0 keeps
+  its sign through negative, tanh, multiply; maximum/minimum/clip/nn.relu propagate nan
+  (np.maximum: nan in, nan out; relu(-0) and clip(-0, 0, 1) are +0);
+- float mod is C fmod, float floor_mod is np.remainder (exact; a zero result has the divisor's
+  sign), float floor_divide is floor(a / b);
+- integer division and remainder by 0 give 0, and INT_MIN / -1 wraps to INT_MIN (no trap);
+- float -> integer cast: support.float_to_integer (truncation through a signed register, low
+  bits kept; nan, inf and out-of-range values give the register's minimum), never numpy's
+  position-dependent astype of such values.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +23,7 @@ from ...ty import TensorType
 from ..common import broadcast_shapes, fmt_type, same_dtype
 from ..registry import AttrField, OpDef, OpPattern, RelationError, REQUIRED, register
 from .support import as_out, is_float, is_integral, quiet, tensor_args, to_dtype, to_float, to_int
-from .te_support import bits_of, broadcast_compute, dtype_of, map_compute
+from .te_support import bits_of, broadcast_compute, dtype_of, logical_not, map_compute
 from .te_support import cast as te_cast
 from .te_support import const as te_const
 
@@ -212,9 +225,9 @@ def _floor_div(a, b):
 
 
 def _floor_mod(a, b):
-    if is_integral(a.dtype.name):
-        return np.remainder(a, b)
-    return a - np.floor(np.divide(a, b)) * b
+    # Floats: np.remainder, exact (fmod moved into b's sign), where a - floor(a / b) * b rounds
+    # differently with and without a fused multiply-add once a / b is large.
+    return np.remainder(a, b)
 
 
 def _power(a, b):
@@ -338,8 +351,9 @@ def _accurate_tanh(x):
     """tanh to a few ulp everywhere: TVM's x86 lowering of tirx.tanh loses the relative precision near 0 (1e-2 at 1e-6).
 
     Near 0 an odd Taylor polynomial (below 0.125 for float32, 0.02 for float64: the next term stays
-    under the type's rounding, and past it the cancellation in 1 - e costs a few ulp); elsewhere
-    (1 - e) / (1 + e) with e = exp(-2|x|), which never overflows; the sign restored last.
+    under the type's rounding, and past it the cancellation in 1 - e costs a few ulp; x times an
+    even polynomial, so tanh(-0) is -0); elsewhere (1 - e) / (1 + e) with e = exp(-2|x|), which
+    never overflows, and x's sign.
     """
     from tvm import tirx
 
@@ -352,9 +366,10 @@ def _accurate_tanh(x):
     e = tirx.exp(c(-2.0) * magnitude)
     far = (c(1.0) - e) / (c(1.0) + e)
     x2 = x * x
-    near = magnitude * (c(1.0) + x2 * (c(-1 / 3) + x2 * (c(2 / 15) + x2 * (c(-17 / 315) + x2 * c(62 / 2835)))))
-    result = tirx.Select(magnitude < c(0.125 if dtype == "float32" else 0.02), near, far)  # a nan compares false: `far` carries it
-    return tirx.Select(x < c(0.0), -result, result)
+    near = x * (c(1.0) + x2 * (c(-1 / 3) + x2 * (c(2 / 15) + x2 * (c(-17 / 315) + x2 * c(62 / 2835)))))
+    signed_far = tirx.Select(x < c(0.0), far * c(-1.0), far)
+    # a nan compares false: `signed_far` carries it
+    return tirx.Select(magnitude < c(0.125 if dtype == "float32" else 0.02), near, signed_far)
 
 
 def _hyperbolic(x, name):
@@ -439,7 +454,7 @@ def _te_unary_fn(name):
         # tirx.round is llvm.nearbyint: ties to even, like np.round. Integers are unchanged.
         return lambda v: getattr(tirx, name)(v) if is_float(dtype_of(v)) else v
     if name == "negative":
-        return lambda v: v if dtype_of(v) == "bool" else tirx.const(0, dtype_of(v)) - v
+        return _te_negative
     if name == "abs":
         return lambda v: v if dtype_of(v) == "bool" or dtype_of(v).startswith("uint") else tirx.abs(v)
     if name == "sign":
@@ -450,15 +465,15 @@ def _te_unary_fn(name):
             one, zero = tirx.const(1, dtype_of(v)), tirx.const(0, dtype_of(v))
             if dtype_of(v).startswith("uint"):
                 return tirx.Select(v > zero, one, zero)
-            # A float nan falls through both tests and stays nan, like np.sign.
-            otherwise = v if is_float(dtype_of(v)) else zero
+            # A float nan falls through both tests and stays nan, like np.sign; v + 0 turns -0 into +0.
+            otherwise = v + te_const(0, dtype_of(v)) if is_float(dtype_of(v)) else zero
             return tirx.Select(v > zero, one, tirx.Select(v < zero, tirx.const(-1, dtype_of(v)), otherwise))
 
         return sign
     if name == "logical_not":
-        return lambda v: tirx.Not(te_cast(v, "bool"))
+        return lambda v: logical_not(te_cast(v, "bool"))
     if name == "bitwise_not":
-        return lambda v: tirx.Not(v) if dtype_of(v) == "bool" else ~v
+        return lambda v: logical_not(v) if dtype_of(v) == "bool" else ~v
     if name == "copy":
         return lambda v: v
     if name in ("zeros_like", "ones_like"):
@@ -468,6 +483,26 @@ def _te_unary_fn(name):
         # Integers are never nan or inf.
         return lambda v: getattr(tirx, name)(v) if is_float(dtype_of(v)) else tirx.const(name == "isfinite", "bool")
     raise KeyError(name)
+
+
+def _te_negative(v):
+    from tvm import tirx
+
+    dtype = dtype_of(v)
+    if dtype == "bool":
+        return v
+    if is_float(dtype):
+        return v * tirx.const(-1.0, dtype)  # IEEE negation: -(+0) is -0, which 0 - x is not
+    return tirx.const(0, dtype) - v
+
+
+def _te_float_subtract(a, b):
+    """a - b as a + b * -1 (LLVM emits one fsub): TVM's simplifier cancels float differences as if
+    they were integers (x - x -> 0, (x + y) - y -> x, select(c, y, z) - z -> select(c, y - z, 0)),
+    which is wrong for inf and nan."""
+    from tvm import tirx
+
+    return a + b * tirx.const(-1.0, dtype_of(a))
 
 
 def _te_unary(name):
@@ -531,14 +566,20 @@ def _te_binary_fn(name):
         return a != b
 
     def xor(p, q):
-        return tirx.Or(tirx.And(p, tirx.Not(q)), tirx.And(tirx.Not(p), q))
+        return tirx.Or(tirx.And(p, logical_not(q)), tirx.And(logical_not(p), q))
+
+    def equal(a, b):
+        if is_float(dtype_of(a)):
+            # TVM simplifies x == x to True for floats too; nan == nan is False.
+            return tirx.And(a == b, tirx.Not(tirx.isnan(a)))
+        return a == b
 
     def floor_of_div(a, b):
         return tirx.floor(a / b)
 
     table = {
         "add": lambda a, b: tirx.Or(a, b) if dtype_of(a) == "bool" else a + b,
-        "subtract": lambda a, b: a - b,
+        "subtract": lambda a, b: _te_float_subtract(a, b) if is_float(dtype_of(a)) else a - b,
         "multiply": lambda a, b: tirx.And(a, b) if dtype_of(a) == "bool" else a * b,
         "maximum": lambda a, b: nan_max(a, b),
         "minimum": lambda a, b: nan_min(a, b),
@@ -550,7 +591,7 @@ def _te_binary_fn(name):
         "bitwise_xor": lambda a, b: a ^ b,
         "left_shift": _te_shift("left_shift"),
         "right_shift": _te_shift("right_shift"),
-        "equal": lambda a, b: a == b,
+        "equal": equal,
         "not_equal": not_equal,
         "less": lambda a, b: a < b,
         "less_equal": lambda a, b: a <= b,
@@ -567,9 +608,7 @@ def _te_binary_fn(name):
     if name in ("mod", "trunc_mod"):
         return _int_or_float(lambda a, b: _te_safe_int_mod(a, b, tirx.truncmod), _te_fmod)
     if name == "floor_mod":
-        return _int_or_float(
-            lambda a, b: _te_safe_int_mod(a, b, tirx.floormod), lambda a, b: a - floor_of_div(a, b) * b
-        )
+        return _int_or_float(lambda a, b: _te_safe_int_mod(a, b, tirx.floormod), _te_float_floor_mod)
     if name == "power":
 
         def power(a, b):
@@ -592,6 +631,18 @@ def _te_fmod(a, b):
     # fmod is exact, so float16 through float32 rounds back to the same value.
     out = tirx.call_pure_extern("float32", "fmodf", a.astype("float32"), b.astype("float32"))
     return out if dtype == "float32" else out.astype(dtype)
+
+
+def _te_float_floor_mod(a, b):
+    """np.remainder exactly: fmod, moved into b's sign; a zero result takes b's sign."""
+    from tvm import tirx
+
+    zero = te_const(0, dtype_of(a))
+    remainder = _te_fmod(a, b)
+    # (a nan remainder is not moved: its != is ordered)
+    moved = tirx.And(remainder != zero, tirx.Select(remainder < zero, b > zero, b < zero))
+    signed_zero = tirx.Select(b < zero, te_const(-0.0, dtype_of(a)), zero)
+    return tirx.Select(moved, remainder + b, tirx.Select(remainder == zero, signed_zero, remainder))
 
 
 def _int_or_float(int_fn, float_fn):
@@ -652,7 +703,9 @@ def _te_clip(inputs, attrs, out_type):
     if is_float(dtype) and (np.isnan(lo) or np.isnan(hi)):  # np.minimum/np.maximum with a nan bound: all nan
         return map_compute(inputs[0], lambda v: te_const(float("nan"), dtype), "T_clip")
     ordered = lo <= hi
-    lo, hi = te_const(lo, dtype), te_const(hi, dtype)
+    with quiet():
+        low_result = np.minimum(np.asarray(lo, dtype), np.asarray(hi, dtype)).item()  # min(max(v, lo), hi) for v <= lo
+    lo, hi, low_result = te_const(lo, dtype), te_const(hi, dtype), te_const(low_result, dtype)
 
     def clip(v):
         if not is_float(dtype):
@@ -660,8 +713,9 @@ def _te_clip(inputs, attrs, out_type):
         if ordered:
             # Two compare-selects: a nan fails both tests and stays nan (LLVM's min/max would drop it),
             # and the pair is a vector blend, so ReLU6 fused into a convolution costs what ReLU does
-            # (an isnan select made it 1.6x slower).
-            return tirx.Select(v < lo, lo, tirx.Select(v > hi, hi, v))
+            # (an isnan select made it 1.6x slower). <= and >= take the bound on a tie, as numpy does
+            # (clip(-0, 0, 1) is +0).
+            return tirx.Select(v <= lo, low_result, tirx.Select(v >= hi, hi, v))
         return tirx.Select(tirx.isnan(v), v, hi)  # a_min > a_max: numpy gives a_max (nan stays nan)
 
     return map_compute(inputs[0], clip, "T_clip")

@@ -19,7 +19,7 @@ from .support import (
     to_optional_dtype,
     to_optional_int_list,
 )
-from .te_support import broadcast_index, comm_reducer, is_static, map_compute, reduce_compute
+from .te_support import broadcast_index, comm_reducer, is_static, map_compute, reduce_compute, require
 from .te_support import cast as te_cast
 
 __all__ = ["reduce_axes", "reduce_shape", "std", "logsumexp"]
@@ -161,7 +161,8 @@ def _arg_impl(pick):
         kept = [i for i in range(x.ndim) if i not in axes]
         # Reduced axes are raveled in their original order, like topi's RavelIndex.
         moved = np.transpose(x, kept + list(axes))
-        flat = moved.reshape([x.shape[i] for i in kept] + [-1])
+        reduced = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))  # not -1: kept dims may be empty
+        flat = moved.reshape([x.shape[i] for i in kept] + [reduced])
         if attrs.select_last_index:
             n = flat.shape[-1]
             index = n - 1 - pick(flat[..., ::-1], axis=-1)
@@ -376,6 +377,11 @@ def _te_arg_reduce(name):
         (x,) = inputs
         dtype = str(x.dtype)
         axes = _te_axes(x, attrs)
+        # An empty reduction has no index to give: numpy_impl raises, so must a kernel.
+        nonempty = tirx.const(True, "bool")
+        for a in axes:
+            nonempty = tirx.And(nonempty, x.shape[a] > 0)
+        require(nonempty, f"{name}: attempt to get {name} of an empty sequence")
         floating = is_float(dtype)
         last = bool(attrs.select_last_index)
         data = x
@@ -446,6 +452,8 @@ def _te_variance(inputs, attrs, out_type):
 
     x, mean = inputs
     axes = _te_axes(x, attrs)
+    for axis, (dim, m) in enumerate(zip(reversed(x.shape), reversed(mean.shape))):
+        require(tirx.Or(m == dim, m == 1), f"variance: dimension -{axis + 1} of the mean does not broadcast")
     count = _te_count(x, axes) - (1 if attrs.unbiased else 0)
     work = "float32" if str(x.dtype) == "float16" else str(x.dtype)
     # (x - mean)^2 in the data dtype, broadcasting the mean (it has the rank of x).

@@ -174,9 +174,45 @@ def quiet():
 
 
 def as_out(value, out_type: Type) -> np.ndarray:
-    """The result as an array of exactly the output dtype (0-d arrays for scalars)."""
+    """The result as an array of exactly the output dtype (0-d arrays for scalars); floats become
+    integers by `float_to_integer`."""
+    target = np.dtype(out_type.dtype)
+    value = np.asarray(value)
+    if value.dtype.kind == "f" and target.kind in "iu":
+        return float_to_integer(value, target)
     with quiet():
-        return np.asarray(value, dtype=np.dtype(out_type.dtype))
+        return np.asarray(value, dtype=target)
+
+
+def float_register(target: np.dtype):
+    """The signed register a float goes through on its way to `target` (x86 cvttss2si / cvttsd2si)."""
+    return np.dtype(np.int64) if target.itemsize == 8 or target == np.uint32 else np.dtype(np.int32)
+
+
+def float_to_integer(value: np.ndarray, target) -> np.ndarray:
+    """Float to integer, the same on every backend (numpy's own cast of nan, inf or a value out of
+    range depends on whether its SIMD loop or its scalar tail converts the element).
+
+    The value is truncated toward zero into a signed register (int32; int64 for uint32, int64 and
+    uint64) and the register's low bits are kept: 1000.0 -> int8 is -24, -1.0 -> uint8 is 255.
+    nan, ±inf and values the register cannot hold give its minimum (x86's "integer indefinite"),
+    then the low bits: 0 for the 8/16-bit types and uint32, INT32_MIN for int32, INT64_MIN for
+    int64, 2**63 for uint64. uint64 also holds [2**63, 2**64) exactly.
+    """
+    target = np.dtype(target)
+    register = float_register(target)
+    bound = 2.0 ** (register.itemsize * 8 - 1)
+    with quiet():
+        wide = np.asarray(value).astype(np.float64)  # exact for every float dtype
+        fits = (wide >= -bound) & (wide < bound)
+        held = np.where(fits, wide, 0.0).astype(register)
+        held = np.where(fits, held, np.iinfo(register).min)
+        result = held.astype(target)
+        if target == np.uint64:
+            high = (wide >= bound) & (wide < 2.0 * bound)
+            upper = (np.where(high, wide - bound, 0.0).astype(np.int64).astype(np.uint64)) + np.uint64(2**63)
+            result = np.where(high, upper, result)
+    return np.asarray(result, dtype=target)
 
 
 def is_any(dim) -> bool:

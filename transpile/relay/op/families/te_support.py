@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
 
 from ...ty import AnyDim
 
@@ -17,6 +18,8 @@ __all__ = [
     "static_shape",
     "out_shape",
     "const",
+    "float_zero",
+    "logical_not",
     "cast",
     "is_float_dtype",
     "is_signed_dtype",
@@ -156,17 +159,43 @@ def bits_of(dtype: str) -> int:
 
 
 def const(value, dtype: str):
+    """A literal; a float zero is `float_zero` (see there)."""
     from tvm import tirx
 
     if dtype == "bool":
         return tirx.const(bool(value), "bool")
     if is_float_dtype(dtype):
-        return tirx.const(float(value), dtype)
+        value = float(value)
+        return float_zero(dtype, negative=math.copysign(1.0, value) < 0) if value == 0 else tirx.const(value, dtype)
     return tirx.const(int(value), dtype)
 
 
+def float_zero(dtype: str, negative: bool = False):
+    """A float ±0 that TVM's simplifier cannot see: the bits of -0 reinterpreted (times -1 for +0).
+
+    TVM folds a float literal 0 as if floats were integers: `0 / x` and `0 * x` become 0 (IEEE: nan
+    for x = 0, nan or inf), `x / 0` aborts the build ("Divide by zero"), `x + 0` drops the sign of
+    -0. Those literals come from the kernels' constants (`zeros`, `full`, scalar constants) once
+    inlined into their consumers. LLVM folds the bitcast and the product, then applies IEEE rules
+    itself. (+0 is not a reinterpreted integer 0: TVM's LLVM codegen takes that for a null pointer.)
+    """
+    from tvm import tirx
+
+    bits = bits_of(dtype)
+    negative_zero = tirx.reinterpret(dtype, tirx.const(1 << (bits - 1), f"uint{bits}"))
+    # +0 as -0 * -1, not fabs(-0): the C target (standalone bundles) has no lowering for fabs
+    return negative_zero if negative else negative_zero * tirx.const(-1.0, dtype)
+
+
+def logical_not(condition):
+    """not condition, as a select: TVM rewrites Not(a < b) into b <= a, which is wrong for a nan."""
+    from tvm import tirx
+
+    return tirx.Select(condition, tirx.const(False, "bool"), tirx.const(True, "bool"))
+
+
 def cast(value, dtype: str):
-    """numpy's astype: to bool means `!= 0` (nan is True), float to int truncates like C on x86."""
+    """numpy's astype: to bool means `!= 0` (nan is True); float to int as support.float_to_integer."""
     from tvm import tirx
 
     source = dtype_of(value)
@@ -177,12 +206,30 @@ def cast(value, dtype: str):
             # LLVM's ordered `!=` (and simplified Not(x == 0)) would turn nan into False.
             return tirx.Or(value != const(0, source), tirx.isnan(value))
         return value != const(0, source)
-    if is_float_dtype(source) and not is_float_dtype(dtype) and bits_of(dtype) < 64:
-        # numpy converts through a 32-bit (64-bit for uint32) register and keeps the low bits:
-        # 1000.0 -> int8 is -24 and nan -> int8/int16 is 0, where LLVM's fptosi would be poison.
-        wide = "int64" if dtype == "uint32" else "int32"
-        return value.astype(wide).astype(dtype)
+    if is_float_dtype(source) and not is_float_dtype(dtype):
+        return _float_to_integer(value, dtype)
     return value.astype(dtype)
+
+
+def _float_to_integer(value, dtype: str):
+    """support.float_to_integer: through a signed register, low bits kept, nan/inf/out of range
+    give the register's minimum. Never LLVM's fptosi of such a value, which is poison."""
+    from tvm import tirx
+
+    register = "int64" if bits_of(dtype) == 64 or dtype == "uint32" else "int32"
+    bound = 2.0 ** (bits_of(register) - 1)
+    work = value if bits_of(dtype_of(value)) >= 32 else value.astype("float32")
+    work_dtype = dtype_of(work)
+    # |x| < 2**(bits-1): one compare (nan fails it; -2**(bits-1) fails it too, and its result is the minimum anyway)
+    fits = tirx.abs(work) < tirx.const(bound, work_dtype)
+    # (LLVM's fptosi of a value that does not fit is poison, which a select not taking it discards)
+    held = tirx.Select(fits, work.astype(register), tirx.min_value(register))
+    if dtype != "uint64":
+        return held.astype(dtype)
+    high = tirx.And(work >= tirx.const(bound, work_dtype), work < tirx.const(2 * bound, work_dtype))
+    shifted = tirx.Select(high, work - tirx.const(bound, work_dtype), const(0, work_dtype)).astype("int64")
+    upper = shifted.astype("uint64") + tirx.const(1 << 63, "uint64")
+    return tirx.Select(high, upper, held.astype("uint64"))
 
 
 def broadcast_index(tensor, indices, shape=None):

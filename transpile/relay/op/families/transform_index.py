@@ -158,6 +158,8 @@ def _split_rel(arg_types, attrs):
 def _split_impl(args, attrs, out_type):
     x = np.asarray(args[0])
     spec = attrs.indices_or_sections
+    if not isinstance(spec, int) and spec and spec[-1] > x.shape[attrs.axis]:  # the relation's promise, for `?`
+        raise ValueError(f"split: index {spec[-1]} is past the end of axis {attrs.axis} of length {x.shape[attrs.axis]}")
     pieces = np.split(x, spec if isinstance(spec, int) else list(spec), axis=attrs.axis)
     return tuple(as_out(p, t) for p, t in zip(pieces, out_type.fields))
 
@@ -452,11 +454,33 @@ def _te_take(inputs, attrs, out_type):
     from tvm import topi
 
     data, indices = inputs
+    # Nothing to read from an empty axis (or empty data, axis None): numpy_impl raises, so must a kernel.
+    extent = data.shape[attrs.axis] if attrs.axis is not None else _te_size(data.shape)
+    no_indices = [d == 0 for d in indices.shape]
+    require(_te_any([extent > 0] + no_indices), "take: cannot do a non-empty take from an empty axis")
     # numpy_impl clips in "fast" mode too (TVM left out-of-bounds fast indices undefined).
     mode = "wrap" if attrs.mode == "wrap" else "clip"
     if attrs.axis is None:
         return topi.take(data, indices, mode=mode)
     return topi.take(data, indices, axis=attrs.axis, batch_dims=attrs.batch_dims, mode=mode)
+
+
+def _te_size(shape):
+    from tvm import tirx
+
+    size = tirx.const(1, "int64")
+    for dim in shape:
+        size = size * tirx.Cast("int64", dim) if not is_static(dim) else size * int(dim)
+    return size
+
+
+def _te_any(conditions):
+    from tvm import tirx
+
+    result = tirx.const(False, "bool")
+    for condition in conditions:
+        result = tirx.Or(result, condition)
+    return result
 
 
 def _te_gather(inputs, attrs, out_type):
@@ -465,6 +489,9 @@ def _te_gather(inputs, attrs, out_type):
     data, indices = inputs
     axis = attrs.axis + len(data.shape) if attrs.axis < 0 else attrs.axis
     extent = data.shape[axis]
+    for d, (size, wanted) in enumerate(zip(data.shape, indices.shape)):
+        if d != axis:  # the relation's promise for `?` dims (np.take_along_axis raises otherwise)
+            require_equal((size, wanted), f"gather: dimension {d} of the indices differs from the data's")
 
     def body(*idx):
         k = indices(*idx).astype("int64")

@@ -21,7 +21,7 @@ from .support import (
     to_int_list,
     to_optional_dtype,
 )
-from .te_support import broadcast_compute, has_zero_extent, is_float_dtype, static_shape
+from .te_support import broadcast_compute, broadcast_index, has_zero_extent, is_float_dtype, out_shape, require, static_shape
 from .te_support import cast as te_cast
 from .te_support import const as te_const
 
@@ -227,6 +227,8 @@ def collapse_sum(x: np.ndarray, shape) -> np.ndarray:
 
 def _collapse_sum_like_impl(args, attrs, out_type):
     x = np.asarray(args[0])
+    if np.broadcast_shapes(x.shape, np.shape(args[1])) != x.shape:  # the relation's promise, for `?` dims
+        raise ValueError(f"collapse_sum_like: {np.shape(args[1])} does not broadcast to {x.shape}")
     return as_out(collapse_sum(x, np.shape(args[1])).astype(x.dtype), out_type)
 
 
@@ -333,6 +335,17 @@ def _te_ndarray_size(inputs, attrs, out_type):
 
 def _te_broadcast_to(inputs, attrs, out_type):
     return broadcast_compute([inputs[0]], out_type, lambda v: v, "T_broadcast_to")
+
+
+def _te_broadcast_to_like(inputs, attrs, out_type):
+    from tvm import te, tirx
+
+    data, like = inputs
+    # The relation's promise for `?` dims: every data dimension is the like's or 1.
+    for axis, (dim, target) in enumerate(zip(reversed(data.shape), reversed(like.shape))):
+        require(tirx.Or(dim == target, dim == 1), f"broadcast_to_like: dimension -{axis + 1} does not broadcast")
+    shape = out_shape(out_type, [data, like], "broadcast_to_like")
+    return te.compute(shape, lambda *i: data(*broadcast_index(data, i, shape)), name="T_broadcast_to_like")
 
 
 def _te_collapse_sum_like(inputs, attrs, out_type):
@@ -461,7 +474,7 @@ def _register_all():
             _broadcast_to_like_rel,
             OpPattern.BROADCAST,
             _broadcast_to_like_impl,
-            te_impl=_te_broadcast_to,
+            te_impl=_te_broadcast_to_like,
         )
     )
     register(

@@ -361,16 +361,20 @@ def _layout_transform_impl(args, attrs, out_type):
 
 def _te_reshape_with(symbolic_shape):
     """A reshape lowering; with `?` dims the target shape is `symbolic_shape(dims, inputs, attrs)`
-    over the input's symbolic dims (products and floordivs of them), checked to keep the size."""
+    over the input's symbolic dims (products and floordivs of them), or the type's when static;
+    either way the element count must stay the same at run time."""
 
     def te_impl(inputs, attrs, out_type):
         from tvm import topi
 
         x = inputs[0]
-        if not any(is_any(d) for d in out_type.shape):
-            return topi.reshape(x, static_shape(out_type, "reshape"))
         dims = _te_dims(x)
-        shape = list(symbolic_shape(dims, inputs, attrs))
+        if not any(is_any(d) for d in out_type.shape):
+            shape = list(static_shape(out_type, "reshape"))
+            if all(is_static(d) for d in dims):  # the type relation checked the element count
+                return topi.reshape(x, shape)
+        else:
+            shape = list(symbolic_shape(dims, inputs, attrs))
         total_in, total_out = 1, 1
         for d in dims:
             total_in = total_in * d

@@ -121,6 +121,8 @@ def _affine_grid_impl(args, attrs, out_type):
     theta = args[0].astype(np.float64)
     target = attrs.target_shape
     nd = len(target)
+    if theta.shape[1:] != (nd, nd + 1):  # the relation's promise, for `?` dims
+        raise ValueError(f"image.affine_grid: theta of shape {theta.shape} for a {nd}-D target (needs (N, {nd}, {nd + 1}))")
     # Component j of a pixel's position: x (the last axis) first.
     grids = np.meshgrid(*[base_coordinates(s, attrs.align_corners) for s in target], indexing="ij")[::-1]
     out = theta[:, :, nd].reshape(theta.shape[:2] + (1,) * nd).copy()

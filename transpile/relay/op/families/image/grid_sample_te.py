@@ -24,6 +24,9 @@ def grid_sample_te(inputs, attrs, out_type):
     primal = PRIMAL[rank]
     nd = rank - 2
     data = permute(data, attrs.layout, primal)
+    from ..te_support import require_equal
+
+    require_equal((data.shape[0], grid.shape[0]), "image.grid_sample: the grid's batch differs from the data's")
     sizes = [static_extent(d, "image.grid_sample", "data extent") for d in data.shape[2:]]
     acc = value_dtype(str(data.dtype))
     ops = te_ops()
@@ -72,6 +75,10 @@ def affine_grid_te(inputs, attrs, out_type):
     theta = inputs[0]
     target = [int(s) for s in attrs.target_shape]
     nd = len(target)
+    from ..te_support import require_equal
+
+    require_equal((theta.shape[1], nd), f"image.affine_grid: theta must have {nd} rows")
+    require_equal((theta.shape[2], nd + 1), f"image.affine_grid: theta must have {nd + 1} columns")
     acc = value_dtype(str(theta.dtype))
 
     def coordinate(index, size):

@@ -75,9 +75,17 @@ def _log_softmax_impl(args, attrs, out_type):
 
 
 def _relu_te(inputs, attrs, out_type):
-    from tvm import topi
+    from tvm import tirx
 
-    return topi.nn.relu(inputs[0])
+    from ..te_support import const, is_float_dtype, map_compute
+
+    dtype = out_type.dtype
+    zero = const(0, dtype)
+    if not is_float_dtype(dtype):
+        return map_compute(inputs[0], lambda v: tirx.max(v, zero), "T_relu")
+    # np.maximum(x, 0) exactly: nan fails the test and stays nan, -0 becomes +0. topi's max(x, 0)
+    # is LLVM's select(x > 0, x, 0), which turns nan into 0. One compare-select, like that one.
+    return map_compute(inputs[0], lambda v: tirx.Select(v <= zero, zero, v), "T_relu")
 
 
 def _leaky_relu_te(inputs, attrs, out_type):
@@ -115,7 +123,8 @@ register(
         OpPattern.ELEMWISE,
         _relu_impl,
         te_impl=_relu_te,
-        description="Rectified linear unit, max(x, 0).",
+        description="Rectified linear unit, np.maximum(x, 0): nan stays nan (as in numpy, PyTorch and "
+        "ONNX Runtime), -0 becomes +0.",
     )
 )
 register(

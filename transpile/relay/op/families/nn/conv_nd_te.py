@@ -9,6 +9,7 @@ one are transposed in and out (injective stages a schedule inlines).
 from __future__ import annotations
 
 from ._common import padding_nd, spatial_pair
+from .conv_te import require_in_channels
 from .te_common import accumulate_dtype, cast, dims, ints, output_shape, permute
 
 
@@ -19,6 +20,7 @@ def conv3d_te(inputs, attrs, out_type):
     data = permute(inputs[0], attrs.data_layout, "NCDHW")
     weight = permute(inputs[1], attrs.kernel_layout, "OIDHW")
     groups = attrs.groups
+    require_in_channels(data.shape[1], weight.shape[1], groups, op_name)
     wshape = dims(weight)
     if groups > 1 and groups == dims(data)[1] == wshape[0] and wshape[1] != 1:
         # Depthwise with a channel multiplier (C, m, ...): the grouped form is (C * m, 1, ...).
@@ -43,6 +45,7 @@ def conv_transpose_nd_te(op_name: str, data_primal: str, kernel_primal: str):
 
         data = permute(inputs[0], attrs.data_layout, data_primal)
         weight = permute(inputs[1], attrs.kernel_layout, kernel_primal)
+        require_in_channels(data.shape[1], weight.shape[0], 1, op_name)
         strides = ints(spatial_pair(attrs.strides, op_name, "strides", nd))
         dilation = ints(spatial_pair(attrs.dilation, op_name, "dilation", nd))
         before = ints(padding_nd(attrs.padding, nd, op_name))[:nd]

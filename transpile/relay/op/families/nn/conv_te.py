@@ -7,8 +7,14 @@ and the result is transposed to out_layout. float16 accumulates in float32 like 
 
 from __future__ import annotations
 
+from ..te_support import require_equal
 from ._common import padding_1d, padding_2d, spatial_pair
 from .te_common import accumulate_dtype, blocked_axes, cast, dims, ints, permute
+
+
+def require_in_channels(data_channels, weight_channels, groups: int, op_name: str) -> None:
+    """The type relation's promise for `?` dims: the data has groups × the weight's input channels."""
+    require_equal((data_channels, weight_channels * groups), f"{op_name}: the data's channels do not match the weight")
 
 
 def conv2d_any_layout(
@@ -67,6 +73,7 @@ def conv1d_te(inputs, attrs, out_type):
     acc = accumulate_dtype(out_type.dtype)
     data = permute(inputs[0], attrs.data_layout, "NCW")
     weight = permute(inputs[1], attrs.kernel_layout, "OIW")
+    require_in_channels(data.shape[1], weight.shape[1], attrs.groups, "nn.conv1d")
     common = dict(
         strides=ints(spatial_pair(attrs.strides, "nn.conv1d", "strides", 1)),
         padding=ints(padding_1d(attrs.padding, "nn.conv1d")),
@@ -86,6 +93,7 @@ def conv2d_transpose_te(inputs, attrs, out_type):
     acc = accumulate_dtype(out_type.dtype)
     data = permute(inputs[0], attrs.data_layout, "NCHW")
     weight = permute(inputs[1], attrs.kernel_layout, "IOHW")
+    require_in_channels(data.shape[1], weight.shape[0], 1, "nn.conv2d_transpose")
     dilation = ints(spatial_pair(attrs.dilation, "nn.conv2d_transpose", "dilation"))
     if dilation != [1, 1]:
         # topi has no dilated transposed conv: spreading the kernel taps with zeros is the same thing.

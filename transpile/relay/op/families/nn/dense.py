@@ -124,8 +124,11 @@ def _matmul_impl(args, attrs, out_type):
 
 def _bias_add_impl(args, attrs, out_type):
     data, bias = args
+    axis = attrs.axis % data.ndim
+    if bias.shape[0] != data.shape[axis]:  # `?` dims: the type relation's promise, kept at run time
+        raise ValueError(f"nn.bias_add: bias of length {bias.shape[0]} for axis {axis} of data {data.shape}")
     shape = [1] * data.ndim
-    shape[attrs.axis % data.ndim] = bias.shape[0]
+    shape[axis] = bias.shape[0]
     return (data + bias.reshape(shape)).astype(data.dtype)
 
 

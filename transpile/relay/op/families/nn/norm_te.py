@@ -7,7 +7,14 @@ center/scale (layer_norm) or accumulate in the data dtype.
 
 from __future__ import annotations
 
+from ..te_support import require, require_equal
 from .te_common import accumulate_dtype, dims, identity
+
+
+def _require_per_channel(data, axis, params, op_name):
+    """The type relation's promise for `?` dims: one parameter value per channel of `axis`."""
+    for param in params:
+        require_equal((data.shape[axis], param.shape[0]), f"{op_name}: a parameter's length differs from axis {axis}")
 
 
 def _param(tensor, index, acc):
@@ -29,6 +36,7 @@ def batch_norm_te(inputs, attrs, out_type):
     dtype = str(data.dtype)
     acc = accumulate_dtype(dtype)
     axis = attrs.axis % len(data.shape)
+    _require_per_channel(data, axis, (gamma, beta, mean, var), "nn.batch_norm")
 
     def element(*i):
         c = i[axis]
@@ -103,18 +111,22 @@ def _normalize(data, gamma, beta, attrs, param_axis, reduce_axes, group_axis=Non
 def layer_norm_te(inputs, attrs, out_type):
     data, gamma, beta = inputs
     axis = attrs.axis % len(data.shape)
+    _require_per_channel(data, axis, (gamma, beta), "nn.layer_norm")
     return _normalize(data, gamma, beta, attrs, axis, (axis,))
 
 
 def instance_norm_te(inputs, attrs, out_type):
     data, gamma, beta = inputs
     axis = attrs.axis % len(data.shape)
+    _require_per_channel(data, axis, (gamma, beta), "nn.instance_norm")
     return _normalize(data, gamma, beta, attrs, axis, tuple(d for d in range(1, len(data.shape)) if d != axis))
 
 
 def group_norm_te(inputs, attrs, out_type):
     data, gamma, beta = inputs
     axis = attrs.axis % len(data.shape)
+    _require_per_channel(data, axis, (gamma, beta), "nn.group_norm")
+    require(data.shape[axis] % attrs.num_groups == 0, f"nn.group_norm: channels not divisible by {attrs.num_groups} groups")
     reduce_axes = tuple(d for d in range(1, len(data.shape)) if d != axis)
     return _normalize(data, gamma, beta, attrs, axis, reduce_axes, group_axis=axis, groups=attrs.num_groups)
 

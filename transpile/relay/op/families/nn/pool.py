@@ -103,6 +103,8 @@ def _pool_impl(op_name: str, spatial: str, kind: str):
             pool_dim(sizes[i], pads[i], pads[i + nd], pool[i], dilation[i], strides[i], attrs.ceil_mode)
             for i in range(nd)
         ]
+        if min(outs) < 0:  # `?` dims: what the type relation rejects for static ones
+            raise ValueError(f"{op_name}: the pooled {spatial} dimensions of data {x.shape} would be {outs}")
         # ceil_mode windows may run past the explicit padding: extend with neutral values.
         extra = [
             max(0, (outs[i] - 1) * strides[i] + (pool[i] - 1) * dilation[i] + 1 - (sizes[i] + pads[i] + pads[i + nd]))

@@ -12,6 +12,7 @@ from ....ty import AnyDim, TensorType
 from ...common import expect_tensor, fmt_type
 from ...registry import AttrField, OpPattern, RelationError, register
 from ._common import NNOpDef, is_any, layout_positions, to_int, to_int_pairs, to_str
+from ..te_support import require
 from .te_common import dims, output_shape, permute
 
 _MODES = ("DCR", "CRD")
@@ -148,6 +149,10 @@ def _mirror_pad_rel(arg_types, attrs):
 
 def _mirror_pad_impl(args, attrs, out_type):
     mode = "reflect" if attrs.mode == "REFLECT" else "symmetric"
+    for axis, (dim, pair) in enumerate(zip(np.shape(args[0]), attrs.pad_width)):
+        limit = dim - 1 if attrs.mode == "REFLECT" else dim  # the relation's one reflection, for `?` dims
+        if max(pair) > limit:
+            raise ValueError(f"nn.mirror_pad: pad_width {list(pair)} mirrors more than {limit} values of axis {axis}")
     return np.pad(args[0], [tuple(pair) for pair in attrs.pad_width], mode=mode)
 
 
@@ -156,6 +161,9 @@ def _mirror_pad_te(inputs, attrs, out_type):
 
     before = [pair[0] for pair in attrs.pad_width]
     after = [pair[1] for pair in attrs.pad_width]
+    for axis, (dim, pair) in enumerate(zip(inputs[0].shape, attrs.pad_width)):
+        limit = dim - 1 if attrs.mode == "REFLECT" else dim  # the relation checked static dims
+        require(limit >= max(pair), f"nn.mirror_pad: pad_width[{axis}] mirrors more values than axis {axis} has")
     return topi.nn.mirror_pad(inputs[0], before, after, mode=attrs.mode, name="T_mirror_pad")
 
 
