@@ -18,8 +18,9 @@ Supported: tensors (static shapes) and tuples of tensors, `if` on scalars, calls
 functions, recursion (self tail calls become `while` loops; other calls are TIR calls; the library's `main`
 runs recursive programs on a 1 GiB stack, and every function on a call cycle starts with a stack check,
 so recursion past it raises "recursion deeper than the stack allows" instead of crashing;
-TRANSPILE_STACK_MIB lowers the budget), monomorphized polymorphism. Not supported: closures, ADTs,
-references, dynamic shapes.
+TRANSPILE_STACK_MIB lowers the budget), monomorphized polymorphism. A kernel whose requirements
+(e.g. take from a non-empty axis) fail raises EvaluationError before it runs, with cpp's message.
+Not supported: closures, ADTs, references, dynamic shapes (refused when compiling).
 """
 
 from __future__ import annotations

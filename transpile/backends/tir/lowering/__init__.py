@@ -5,6 +5,8 @@ shared kernel compiler (transpile.kernels: TE lowering + host schedules, see ker
 put under their own names (kernels called directly are parsed as stubs and replaced). Public
 PrimFuncs have their C symbol as `global_symbol` (functions `tir_<name>`, the entry `tir_main`).
 The program's constants are one blob (backends/weights.py layout) passed as the `weights` buffer.
+A kernel's requirements (transpile.kernels.lower.KernelShapes) are asserted before each call
+of it (checks.py): a failed one raises from the library's entry, as cpp raises in C++.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from ....errors import UnsupportedFeatureError
 from ....kernels.lower import result_types
 from ....lir.types import TensorType
 from ...weights import WeightsLayout
+from .checks import KernelChecks
 from .kernels import lower_kernels, stub_text
 from .script import (
     BACKEND,
@@ -60,7 +63,8 @@ class ModuleScript:
     def __init__(self, program, direct_kernels=frozenset()):
         self.program = program
         self.direct_kernels = direct_kernels
-        self.direct_functions = direct_functions(program, direct_kernels)
+        self.checks = KernelChecks(program)  # the kernels' requirements, asserted before each call
+        self.direct_functions = direct_functions(program, direct_kernels, self.checks)
         self.memory_plan = _memory_plan(program)
         self.constants = constants_needed(program)
         used = set().union(*self.constants.values()) if self.constants else set()

@@ -16,7 +16,9 @@ placed by the shared memory plan (transpile.passes.memory_plan) live in one aren
 invocation; other intermediates get their own allocation. A function with self tail calls keeps
 its parameters in state buffers and runs as a `while` loop: a tail call stores its arguments
 into the state and sets the continue flag. The function's own reads and writes of bool elements
-go through int8 views of the bool buffers (`declare_bytes`).
+go through int8 views of the bool buffers (`declare_bytes`). Each kernel call is preceded by
+asserts of the kernel's requirements that the call's shapes fail (checks.py), and a public
+function's parameters without elements take any strides (`param`).
 """
 
 from __future__ import annotations
@@ -146,10 +148,11 @@ def constants_needed(program) -> dict[str, list[str]]:
     return {name: [c for c in order if c in uses] for name, uses in direct.items()}
 
 
-def direct_functions(program, direct_kernels) -> set[str]:
+def direct_functions(program, direct_kernels, checks=None) -> set[str]:
     """Functions on scalars only (every value 0-d, no constants) that call only such functions and
-    direct kernels: they become private PrimFuncs called directly, so scalar recursion stays in
-    registers. (Private PrimFuncs cannot allocate workspace memory, hence the restriction.)"""
+    direct kernels with nothing to check (`checks`: KernelChecks): they become private PrimFuncs
+    called directly, so scalar recursion stays in registers. (Private PrimFuncs cannot allocate
+    workspace memory, and a failed assert in one would reach no caller, hence the restriction.)"""
 
     def scalar(ty) -> bool:
         try:
@@ -166,7 +169,10 @@ def direct_functions(program, direct_kernels) -> set[str]:
         lets = list(iter_lets(func.body))
         if not all(scalar(let.var.type) for let in lets):
             continue
-        if any(isinstance(let.value, KernelCall) and let.value.kernel not in direct_kernels for let in lets):
+        kernels = {let.value.kernel for let in lets if isinstance(let.value, KernelCall)}
+        if not kernels <= set(direct_kernels):
+            continue
+        if checks is not None and any(checks.may_fail(k) for k in kernels):
             continue
         if _direct_constants(func):
             continue
@@ -236,6 +242,7 @@ class FunctionScript:
         self.arena: str | None = None
         self.pointers: dict[str, str] = {}  # planned view expression -> its data pointer
         self.bytes_views: dict[str, str] = {}  # bool buffer -> its int8 view (declare_bytes)
+        self.compact_decls: list[str] = []  # compact buffers over parameters taking any strides (param)
 
     # ---------------------------------------------------------------- names and buffers
     def fresh(self, base: str) -> str:
@@ -358,6 +365,19 @@ class FunctionScript:
             self.emit(indent, f"for {loop_vars} in T.grid({extents}):")
         self.emit(indent + "    ", f"{dst}[{loop_vars}] = {src}[{loop_vars}]")
 
+    def param(self, name: str, ty: TensorType) -> str:
+        """The parameter declaring buffer `name`. A public function's buffer of no elements is
+        declared over a parameter that takes any strides (vars its packed ABI binds and nothing
+        reads): numpy gives empty arrays strides of 0, which the ABI's check for a compact array
+        would reject, and the call reads no element, so the layout cannot matter. The body sees a
+        compact buffer (`compact_decls`), which is what kernels and callees get."""
+        if self.module.is_direct(self.func.name) or all(int(d) != 0 for d in ty.shape):
+            return f"{name}: T.Buffer({buffer_type(ty)})"
+        raw = self.fresh(f"{name}_strided")
+        strides = ", ".join(f'"{self.fresh(f"{raw}{axis}")}"' for axis in range(len(ty.shape)))
+        self.compact_decls.append(f"{name} = T.decl_buffer({buffer_type(ty)}, data={raw}.data)")
+        return f"{raw}: T.Buffer({buffer_type(ty)}, strides=({strides},))"
+
     # ---------------------------------------------------------------- the function
     def write(self) -> list[str]:
         func = self.func
@@ -371,7 +391,7 @@ class FunctionScript:
             for i, ty in enumerate(types):
                 name = self.fresh(f"p_{p.name}" + (f"_{i}" if len(types) > 1 else ""))
                 self.types[name] = ty
-                params.append(f"{name}: T.Buffer({buffer_type(ty)})")
+                params.append(self.param(name, ty))
                 names.append(name)
             param_buffers.append(names)
         if module.constants_of(func.name):
@@ -381,7 +401,7 @@ class FunctionScript:
         for i, ty in enumerate(flatten_type(func.ret, f"the result of {where}")):
             name = self.fresh(f"out_{i}")
             self.types[name] = ty
-            params.append(f"{name}: T.Buffer({buffer_type(ty)})")
+            params.append(self.param(name, ty))
             outputs.append(name)
         if module.is_direct(func.name):
             # A private PrimFunc takes pointers; its buffers are declared over them.
@@ -406,6 +426,8 @@ class FunctionScript:
         body_indent = "        "
         if func.name in module.stack_checked:
             self.emit(body_indent, STACK_CHECK)
+        for decl in self.compact_decls:
+            self.emit(body_indent, decl)
         for name in [b for names in param_buffers for b in names] + outputs:
             self.declare_bytes(name, body_indent)
         for const in direct_constants(module.program, func):
@@ -491,6 +513,8 @@ class FunctionScript:
         self.env[name] = outs
         if isinstance(value, KernelCall):
             args = [b for a in value.args for b in self.atom(a, indent)]
+            for line in self.module.checks.assert_lines(value.kernel, [self.types[b].shape for b in args]):
+                self.emit(indent, line)
             if value.kernel in self.module.direct_kernels:
                 pointers = ", ".join(self.pointer(b) for b in args + outs)
                 self.emit(indent, f"Module.{value.kernel}({pointers})")
