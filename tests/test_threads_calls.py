@@ -237,3 +237,24 @@ def test_the_c_api_from_eight_pthreads(tmp_path):
         expected = f(xs[k], w)
         np.testing.assert_allclose(outs[k][: 32 * 32].reshape(32, 32), expected[0], rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(outs[k][32 * 32 :], expected[1], rtol=1e-6, atol=1e-6)
+
+
+def test_deep_work_from_many_threads_leaves_the_default_stack_size():
+    import threading
+
+    from transpile.relay.deep import run_deep
+
+    before = threading.stack_size()
+    barrier = threading.Barrier(8)
+
+    def work():
+        barrier.wait()
+        for _ in range(20):
+            run_deep(sum, [1, 2])
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert threading.stack_size() == before

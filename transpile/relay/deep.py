@@ -18,6 +18,9 @@ STACK_BYTES = 1 << 30  # virtual reservation; pages are only touched as the stac
 RECURSION_LIMIT = 2_000_000
 
 _state = threading.local()
+# threading.stack_size is process-global: two threads starting deep work at once would otherwise
+# restore each other's setting (and leave every later thread with a 1 GiB stack)
+_stack_size_lock = threading.Lock()
 
 
 def run_deep(fn, *args, **kwargs):
@@ -33,15 +36,15 @@ def run_deep(fn, *args, **kwargs):
         except BaseException as exc:  # re-raised on the caller's thread
             outcome["error"] = exc
 
-    old_limit = sys.getrecursionlimit()
-    old_size = threading.stack_size()
-    sys.setrecursionlimit(max(old_limit, RECURSION_LIMIT))
-    try:
-        threading.stack_size(STACK_BYTES)
-        worker = threading.Thread(target=body, name="transpile-deep", daemon=True)
-        worker.start()
-    finally:
-        threading.stack_size(old_size)
+    with _stack_size_lock:
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
+        old_size = threading.stack_size()
+        try:
+            threading.stack_size(STACK_BYTES)
+            worker = threading.Thread(target=body, name="transpile-deep", daemon=True)
+            worker.start()
+        finally:
+            threading.stack_size(old_size)
     worker.join()
     if "error" in outcome:
         raise outcome["error"].with_traceback(outcome["error"].__traceback__)
