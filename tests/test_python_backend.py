@@ -896,3 +896,14 @@ def test_tuples_refs_and_adt_fields_of_the_lir_data_program():
     w0 = np.arange(12, dtype="float32").reshape(3, 4)
     np.testing.assert_array_equal(got, np.maximum(x @ w0.T + b, 0))
     assert same is x
+
+
+def test_format_false_skips_black_and_runs_the_same():
+    import transpile
+
+    mod = relay.parse('#[version = "0.0.5"]\ndef @main(%x: Tensor[(2, 2), float32]) { nn.relu(add(%x, %x)) }')
+    x = np.array([[1, -2], [3, -4]], "float32")
+    formatted = transpile.emit(mod, backend="python")
+    plain = transpile.emit(mod, backend="python", format=False)
+    assert plain != formatted
+    np.testing.assert_array_equal(transpile.compile(mod, backend="python", format=False)(x), transpile.compile(mod, backend="python")(x))

@@ -94,13 +94,13 @@ def _generator_class():
     return Generator
 
 
-def render(module: ast.Module, line_length: int = 100, blobs: dict | None = None) -> str:
-    """Source text of `module`: astor renders, markers become comments, black formats.
+def render(module: ast.Module, line_length: int = 100, blobs: dict | None = None, format: bool = True) -> str:
+    """Source text of `module`: astor renders, markers become comments, black formats (unless not
+    `format`: black is most of a build's time, which bulk builds such as fuzzing may not want).
 
     `blobs` maps placeholder strings in the tree to long string data put in after formatting.
     """
     import astor
-    import black
 
     comments: list[tuple[str, bool, bool]] = []
     for node in ast.walk(module):
@@ -125,7 +125,11 @@ def render(module: ast.Module, line_length: int = 100, blobs: dict | None = None
             lines[-1] = f"{lines[-1]}  # {text}"
         else:
             lines.append(f"{match.group(1)}# {text}")
-    text = black.format_str("\n".join(_attach_comments(lines, sections)) + "\n", mode=black.Mode(line_length=line_length))
+    text = "\n".join(_attach_comments(lines, sections)) + "\n"
+    if format:
+        import black
+
+        text = black.format_str(text, mode=black.Mode(line_length=line_length))
     for placeholder, data in (blobs or {}).items():
         # Placeholders carry a random token, so no user-chosen string in the program can equal one.
         text = text.replace(f'"{placeholder}"', f'"{data}"', 1)
