@@ -43,7 +43,7 @@ from ....lir.walk import iter_lets
 from ....passes.memory_plan import EMPTY_PLAN, plan_function
 from .kernels import has_into_variant, scalar_literal
 from .names import c_string, comment
-from .types import dtype_expr, is_cpp_scalar
+from .types import dtype_expr, holds_objects, is_cpp_scalar, release_fields
 
 __all__ = ["FunctionWriter", "c_string"]
 
@@ -94,6 +94,8 @@ class FunctionWriter:
             params = ", ".join(f"{cty} {name}" for name, cty in fields)
             inits = ", ".join(f"{name}(std::move({name}))" for name, _ in fields)
             lines.append(f"  explicit {struct}({params}) : {inits} {{}}")
+            held = [name for p, name in zip(func.env, self.env_names) if holds_objects(p.type)]
+            lines += release_fields(held, struct)  # a chain of closures releases in a loop
         call_params = ", ".join(f"{self.types.cpp(p.type)} {n}" for p, n in zip(func.params, self.param_names))
         args = ", ".join(["*this"] + [f"std::move({n})" for n in self.param_names])
         lines.append(

@@ -1,7 +1,8 @@
 """C++ of the library's entry points: flat-array marshalling, the TVM-FFI exports, W0 and the C API.
 
 Every value crossing into Python travels in prefix order, as the columns [ints, floats, objects]
-of one `ffi::Array<Any>` (see transpile_rt.h); `enc_N`/`dec_N` are generated per LIR type. Exports:
+of one `ffi::Array<Any>` (see transpile_rt.h); `enc_N`/`dec_N` are generated per LIR type (an ADT's
+loop along its spine, so a list of any length takes constant stack). Exports:
 - `transpile_call(args) -> results`: the generic entry (any types), used by the Python wrapper;
 - `main` (the entry's name): typed, for entries taking and returning only tensors (tuples of
   tensors are returned as an ffi::Array): `tvm.runtime.load_module(so)["main"](*tensors)`;
@@ -84,7 +85,8 @@ class Marshal:
         self.definitions.append(f"static {cty} dec_{n}(trt::Reader& r) {{")
         self.definitions.extend(dec_body)
         self.definitions.append("}")
-        self.definitions.append(f"static void enc_{n}(trt::Writer& w, const {cty}& v) {{")
+        value = "value" if isinstance(ty, AdtT) else "v"  # an ADT encoder walks a node pointer `v`
+        self.definitions.append(f"static void enc_{n}(trt::Writer& w, const {cty}& {value}) {{")
         self.definitions.extend(enc_body)
         self.definitions.append("}")
 
@@ -113,32 +115,7 @@ class Marshal:
         if isinstance(ty, RefT):
             return self._ref_bodies(ty, n)
         if isinstance(ty, AdtT):
-            adt = self.program.adt(ty.name)
-            dec = ["  const int64_t tag = r.next().cast<int64_t>();", "  switch (tag) {"]
-            enc = ["  w.put(static_cast<int64_t>(v->tag));", "  switch (v->tag) {"]
-            for ctor in adt.constructors:
-                struct = types.ctor_struct(adt.name, ctor.name)
-                dec.append(f"    case {ctor.tag}: {{  // {comment(ctor.relay_name)}")
-                names = []
-                for i, f in enumerate(ctor.fields):
-                    dec.append(f"      {types.cpp(f)} f{i} = {self.dec(f)}(r);")
-                    names.append(f"std::move(f{i})")
-                dec.append(f"      return std::make_shared<{struct}>({', '.join(names)});")
-                dec.append("    }")
-                enc.append(f"    case {ctor.tag}: {{")
-                if ctor.fields:
-                    enc.append(f"      const auto& c = static_cast<const {struct}&>(*v);")
-                for i, f in enumerate(ctor.fields):
-                    enc.append(f"      {self.enc(f)}(w, c.f{i});")
-                enc.append("      break;")
-                enc.append("    }")
-            dec.append("  }")
-            dec.append(
-                f'  TVM_FFI_THROW(ValueError) << "no constructor with tag " << tag << {c_string(" in " + adt.name)};'
-            )
-            dec.append("  throw;")
-            enc.append("  }")
-            return dec, enc
+            return self._adt_bodies(ty)
         if isinstance(ty, ClosureT):
             struct = f"PyFn_{n}"
             cty = types.cpp(ty)
@@ -193,6 +170,64 @@ class Marshal:
             ]
             return dec, enc
         raise TypeError(f"no marshalling for {type_text(ty)}")
+
+    def _adt_bodies(self, ty: AdtT):
+        """An ADT value: its tag, then its fields. A constructor whose last field is of this very
+        type (a list's Cons, a tree's right branch: the spine) continues a loop there instead of
+        recursing, so a list of any length decodes and encodes in constant stack; nodes are built
+        head first, each new one stored into the previous one's spine field (not yet shared)."""
+        types = self.types
+        adt = self.program.adt(ty.name)
+        cty = types.cpp(ty)
+        base = types.adt_names[adt.name]
+        dec = [
+            f"  {cty} result;",
+            f"  {cty}* hole = &result;  // where the node read next belongs",
+            "  for (;;) {",
+            "    const int64_t tag = r.next().cast<int64_t>();",
+            "    switch (tag) {",
+        ]
+        enc = [
+            f"  const {base}* v = value.get();",
+            "  for (;;) {",
+            "    w.put(static_cast<int64_t>(v->tag));",
+            "    switch (v->tag) {",
+        ]
+        for ctor in adt.constructors:
+            struct = types.ctor_struct(adt.name, ctor.name)
+            spine = bool(ctor.fields) and ctor.fields[-1] == ty
+            heads = ctor.fields[:-1] if spine else ctor.fields
+            dec.append(f"      case {ctor.tag}: {{  // {comment(ctor.relay_name)}")
+            names = []
+            for i, f in enumerate(heads):
+                dec.append(f"        {types.cpp(f)} f{i} = {self.dec(f)}(r);")
+                names.append(f"std::move(f{i})")
+            enc.append(f"      case {ctor.tag}: {{")
+            if ctor.fields:
+                enc.append(f"        const auto& c = static_cast<const {struct}&>(*v);")
+            enc += [f"        {self.enc(f)}(w, c.f{i});" for i, f in enumerate(heads)]
+            if spine:
+                last = f"f{len(ctor.fields) - 1}"
+                dec += [
+                    f"        auto node = std::make_shared<{struct}>({', '.join(names + [f'{cty}()'])});",
+                    f"        {cty}* next = &node->{last};",
+                    "        *hole = std::move(node);",
+                    "        hole = next;",
+                    "        continue;",
+                ]
+                enc += [f"        v = c.{last}.get();", "        continue;"]
+            else:
+                dec += [f"        *hole = std::make_shared<{struct}>({', '.join(names)});", "        return result;"]
+                enc.append("        return;")
+            dec.append("      }")
+            enc.append("      }")
+        dec += [
+            "    }",
+            f'    TVM_FFI_THROW(ValueError) << "no constructor with tag " << tag << {c_string(" in " + adt.name)};',
+            "  }",
+        ]
+        enc += ["    }", "    return;", "  }"]
+        return dec, enc
 
     def _ref_bodies(self, ty: RefT, n: int):
         """A reference crosses as its index in the call's RefTable, then (the first time) its contents;

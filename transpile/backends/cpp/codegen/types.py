@@ -7,7 +7,7 @@ from ....lir.types import AdtT, ClosureT, RefT, TensorType, TupleT, type_text
 from ....relay.ty import AnyDim
 from .names import Namespace, comment
 
-__all__ = ["CppTypes", "SCALAR_CTYPES", "dtype_expr", "is_cpp_scalar", "shape_list"]
+__all__ = ["CppTypes", "SCALAR_CTYPES", "dtype_expr", "holds_objects", "is_cpp_scalar", "release_fields", "shape_list"]
 
 from ..scalars import SCALAR_CTYPES, is_cpp_scalar  # noqa: F401 - shared with the light boundary code
 
@@ -27,6 +27,27 @@ def dtype_expr(dtype: str) -> str:
 def shape_list(ty: TensorType) -> str:
     """`{2, 3}`; a `?` dimension is -1 (checks accept any size there)."""
     return "{" + ", ".join("-1" if isinstance(d, AnyDim) else str(int(d)) for d in ty.shape) + "}"
+
+
+def holds_objects(ty) -> bool:
+    """Whether a value of LIR type `ty` holds reference-counted objects (ADT values, closures, references)."""
+    if isinstance(ty, (AdtT, ClosureT, RefT)):
+        return True
+    if isinstance(ty, TupleT):
+        return any(holds_objects(f) for f in ty.fields)
+    return False
+
+
+def release_fields(fields: list[str], struct: str) -> list[str]:
+    """A destructor releasing `fields` through trt::release_later (no recursion along long chains
+    such as a list's tail, see transpile_rt_common.h); nothing when no field holds objects."""
+    if not fields:
+        return []
+    releases = " ".join(f"trt::release_later({name});" for name in fields)
+    return [
+        f"  {struct}(const {struct}&) = delete;",
+        f"  ~{struct}() {{ {releases} }}",
+    ]
 
 
 class CppTypes:
@@ -92,6 +113,7 @@ class CppTypes:
                 params = ", ".join(f"{cty} {name}" for name, cty in fields)
                 inits = "".join(f", {name}(std::move({name}))" for name, _ in fields)
                 lines.append(f"  explicit {struct}({params}) : {base}({ctor.tag}){inits} {{}}")
+                lines += release_fields([name for (name, _), t in zip(fields, ctor.fields) if holds_objects(t)], struct)
                 lines.append("};")
             lines.append("")
         return lines

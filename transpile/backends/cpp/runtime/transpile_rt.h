@@ -344,6 +344,15 @@ inline void RefTable::receive_contents(Reader& r, int64_t count) {
 // The table of the innermost boundary call running on this thread: a callback into Python made
 // while it runs numbers that call's references first and exchanges their contents, so writes on
 // either side during the callback are seen by the other.
+//
+// One slot per thread for the whole process: an inline function's static is a unique symbol that
+// every generated library loaded shares. That is sound because the slot is a stack: every entry
+// through which a library's code can call into Python (transpile_call, and a closure called from
+// Python) pushes its own table before decoding its arguments and pops it when it returns or
+// throws, and code of one library never runs inside another's without such an entry (calls
+// between libraries go through Python). So the innermost table is always the running library's
+// own, however libraries interleave through callbacks or re-enter themselves
+// (tests/test_cpp_long_values.py); the Python side keeps the matching stack of crossings.
 inline RefTable*& running_refs() {
   static thread_local RefTable* table = nullptr;
   return table;

@@ -113,8 +113,9 @@ inline void init_stack_limit() {
 
 // Address space only (MAP_NORESERVE): pages are touched as recursion grows into them and given
 // back after each call. Generated functions stop at kStackBudget; the rest is for code without
-// depth checks, such as the boundary's ADT decoders and the destructors of long lists, which
-// nest once per list item (about 600 bytes each: 2 000 000 items use 1.2 GiB).
+// depth checks: the boundary's ADT decoders and encoders, which loop along a list's spine (and a
+// tree's last branch) but nest once per level of the other recursive fields (a tree's left
+// branches, a few hundred bytes each). Releasing values never nests (release_later).
 constexpr size_t kBigStackBytes = size_t(4) << 30;
 
 struct BigStack {
@@ -317,16 +318,71 @@ struct Scalar {
 template <class T>
 using Adt = std::shared_ptr<const T>;  // ADT values: a struct per constructor deriving from the ADT's struct
 
+// ---------------------------------------------------------------- releasing long chains
+// Dropping the last reference to a list's head releases its tail from the head's destructor, the
+// tail's tail from the tail's, and so on: one nested destructor per item, which overflows any stack
+// for a long enough list. The generated constructor structs and closures, and reference cells,
+// release their reference-counted fields through release_later instead: a value the dying object
+// holds alone is moved to a worklist that the outermost release on this thread empties in a loop,
+// so the nesting stays a few frames deep whatever the length (trees included: every field queues).
+
+using PendingReleases = std::vector<std::shared_ptr<const void>>;
+
+// The worklist of the release running on this thread (it lives in that release's frame), or null.
+// A trivially destructible pointer: releases during thread or process exit still find it valid.
+inline PendingReleases*& pending_releases() {
+  static thread_local PendingReleases* pending __attribute__((tls_model(TRT_TLS_MODEL))) = nullptr;
+  return pending;
+}
+
+template <class T>
+void release_later(std::shared_ptr<T>& field) noexcept {
+  // use_count() == 1: the dying object holds the only reference, so no other thread can take
+  // another (values are never weakly referenced). A shared field just loses a count, in place.
+  if (!field || field.use_count() != 1) return;
+  if (PendingReleases* pending = pending_releases()) {
+    try {
+      pending->emplace_back(std::move(field));
+    } catch (...) {  // out of memory: released in place, as without the worklist
+    }
+    return;
+  }
+  PendingReleases local;
+  pending_releases() = &local;
+  try {
+    local.emplace_back(std::move(field));
+  } catch (...) {
+  }
+  while (!local.empty()) {
+    std::shared_ptr<const void> item = std::move(local.back());
+    local.pop_back();
+    item.reset();  // its destructor queues the fields it held alone
+  }
+  pending_releases() = nullptr;
+}
+
+template <class T>
+void release_later(T&) noexcept {}  // tensors and scalars end no chain
+
+template <class... T>
+void release_later(std::tuple<T...>& fields) noexcept {
+  std::apply([](auto&... f) { (release_later(f), ...); }, fields);
+}
+
 template <class T>
 struct Cell {  // a mutable reference cell
   T value;
+  explicit Cell(T value) : value(std::move(value)) {}
+  Cell(const Cell&) = delete;
+  Cell& operator=(const Cell&) = delete;
+  ~Cell() { release_later(value); }
 };
 template <class T>
 using Ref = std::shared_ptr<Cell<T>>;
 
 template <class T>
 Ref<T> ref_new(T value) {
-  return std::make_shared<Cell<T>>(Cell<T>{std::move(value)});
+  return std::make_shared<Cell<T>>(std::move(value));
 }
 
 template <class R, class... A>
