@@ -8,6 +8,10 @@ buffer must be 64-byte aligned; the kernel does not check it.
 A `?` dimension of a parameter is a symbolic int32 var the kernel binds from the argument's
 DLTensor shape; result shapes are expressions over those vars (`kernel_shapes`), and the caller
 allocates the outputs with them after checking `KernelShapes.requirements`.
+
+Conditions on operand *values* (an index within its axis, te_support.require_values) are checked
+by the kernel itself: a failed one makes the call return TVM's error (kind ValueError, message
+"kernel <name>: <condition>") before anything depending on it runs.
 """
 
 from __future__ import annotations
@@ -109,6 +113,7 @@ class _ToTE:
             self.inputs.append(tensor)
         self.n_consts = 0
         self.requirements: list = []  # (condition over dim vars, message) from the lowerings
+        self.value_checks: list = []  # (0-d bool tensor, message): conditions on operand values
 
     def run(self, expr):
         # Iterative post-order so long fused chains cannot hit Python's recursion limit.
@@ -174,14 +179,15 @@ class _ToTE:
             raise UnsupportedFeatureError(
                 f"operator {name}", "tvm-kernels", detail=f"it has no TE lowering (te_impl) in the registry"
             )
-        from ..relay.op.families.te_support import collect_requirements
+        from ..relay.op.families.te_support import collect_requirements, collect_value_checks
 
         args = [self.memo[a] for a in call.args]
         out_type = call.checked_type
         try:
-            with collect_requirements() as requirements:
+            with collect_requirements() as requirements, collect_value_checks() as value_checks:
                 result = opdef.te_impl(args, call.attrs, out_type)
             self.requirements.extend(requirements)
+            self.value_checks.extend(value_checks)
         except UnsupportedFeatureError as exc:
             if exc.backend == "te":  # a data-dependent output shape: name the kernel too
                 raise UnsupportedFeatureError(
@@ -340,13 +346,17 @@ def lower_kernel(kernel, schedule: bool = True, target=None):
     """The kernel as a PrimFunc named `kernel.name` (params: inputs then outputs), scheduled for `target`."""
     from tvm import te
 
+    from .primfunc_fixes import assert_value_checks, initialize_reductions_before_their_loops
     from .target import host_target
 
     inputs, outputs = kernel_to_te(kernel)
     func = te.create_prim_func(inputs + outputs).with_attr("global_symbol", kernel.name)
+    func = initialize_reductions_before_their_loops(func, kernel.name)
+    func = assert_value_checks(func, kernel.name)  # (both in primfunc_fixes.py)
     if not schedule:
         return func
     from .schedules import schedule_kernel
 
     mod = schedule_kernel(func, kernel, host_target() if target is None else target)
     return mod[kernel.name]
+

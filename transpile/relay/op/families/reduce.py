@@ -19,6 +19,7 @@ from .support import (
     to_optional_dtype,
     to_optional_int_list,
 )
+from .scan_te import scan
 from .te_support import broadcast_index, comm_reducer, is_static, map_compute, reduce_compute, require
 from .te_support import cast as te_cast
 
@@ -494,7 +495,7 @@ def _te_compute_like(x, fn, name):
 
 def _te_scan(kind):
     def te_impl(inputs, attrs, out_type):
-        from tvm import tirx, topi
+        from tvm import tirx
 
         (x,) = inputs
         dtype = out_type.dtype
@@ -508,7 +509,7 @@ def _te_scan(kind):
             binop, identity = (lambda a, b: a * b), 1
         if str(x.dtype) != dtype:
             x = map_compute(x, lambda v: te_cast(v, dtype), f"T_{kind}_cast")
-        return topi.scan.scanop(x, binop, identity, f"T_{kind}", attrs.axis, dtype, bool(attrs.exclusive))
+        return scan(x, binop, identity, f"T_{kind}", attrs.axis, dtype, bool(attrs.exclusive))
 
     return te_impl
 

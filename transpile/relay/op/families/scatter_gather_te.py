@@ -37,6 +37,26 @@ def _clamped(index, extent):
     return tirx.max(tirx.min(_wrapped(index, extent), last), tirx.const(0, "int64")).astype("int32")
 
 
+def _read_within(data, coords, extents, out_shape, op_name: str):
+    """data[coords] with coords already clamped; an axis in `extents` may be empty, with nothing to
+    read: numpy raises unless the result is empty too, so the kernel requires that (a shape
+    condition) and reads nothing there anyway."""
+    from tvm import tirx
+
+    value = data(*coords)
+    possibly_empty = [e for e in extents if not (is_static(e) and int(e) > 0)]
+    if not possibly_empty:
+        return value
+    nonempty = tirx.const(True, "bool")
+    for extent in possibly_empty:
+        nonempty = tirx.And(nonempty, _int64(extent) > 0)
+    no_result = tirx.const(False, "bool")
+    for dim in out_shape:
+        no_result = tirx.Or(no_result, _int64(dim) == 0)
+    require(tirx.Or(nonempty, no_result), f"{op_name}: cannot index into an empty axis")
+    return tirx.if_then_else(nonempty, value, tirx.const(0, str(data.dtype)))
+
+
 def _require_at_most(small, big, message: str) -> None:
     """A run-time check (before the kernel runs) that a `?` extent stays within another."""
     if not (is_static(small) and is_static(big)):
@@ -85,7 +105,8 @@ def te_gather_nd(inputs, attrs, out_type):
     def body(*o):
         y, rest = o[:k], o[k:]
         tuple_ = [_clamped(indices(i, *y), data.shape[batch + i]) for i in range(m)]
-        return data(*(list(y[:batch]) + tuple_ + list(rest)))
+        extents = [data.shape[batch + i] for i in range(m)]
+        return _read_within(data, list(y[:batch]) + tuple_ + list(rest), extents, shape, "gather_nd")
 
     return te.compute(shape, body, name="T_gather_nd")
 
@@ -102,7 +123,8 @@ def te_adv_index(inputs, attrs, out_type):
     def body(*o):
         b, rest = o[:n_broadcast], o[n_broadcast:]
         coords = [_clamped(t(*broadcast_index(t, b, bshape)), data.shape[i]) for i, t in enumerate(indices)]
-        return data(*(coords + list(rest)))
+        extents = [data.shape[i] for i in range(len(indices))]
+        return _read_within(data, coords + list(rest), extents, shape, "adv_index")
 
     return te.compute(shape, body, name="T_adv_index")
 

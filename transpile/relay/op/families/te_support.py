@@ -33,6 +33,11 @@ __all__ = [
     "require",
     "require_equal",
     "collect_requirements",
+    "require_values",
+    "checked",
+    "collect_value_checks",
+    "VALUE_CHECK_ATTR",
+    "EMPTY_GUARDED_ATTR",
     "is_static",
 ]
 
@@ -91,6 +96,64 @@ def collect_requirements():
 
 
 _REQUIREMENTS: contextvars.ContextVar = contextvars.ContextVar("te_requirements", default=None)
+
+# The block annotation of a reduction whose result is only read when its axes are not empty (so
+# its initialization may stay inside its loops, the form schedules recognize).
+EMPTY_GUARDED_ATTR = "transpile_empty_guarded"
+
+# The block annotation naming a value check (its message); transpile.kernels.lower finds it there.
+VALUE_CHECK_ATTR = "transpile_value_check"
+
+
+def require_values(shape, predicate, message: str):
+    """Declares a condition on the *values* of the operands (e.g. every index within its axis):
+    `predicate(*index)` must hold at every index of `shape`. Returns a 0-d bool tensor, true when it
+    does; the lowering must make its result depend on it (`checked`), so that it is computed first.
+
+    The kernel evaluates the check before what depends on it and fails the call with `message`
+    (a TIR assert, see transpile.kernels.lower) when it is false. The lowering must stay memory
+    safe on its own (clamp what it reads): the check decides the error, not the safety.
+    Outside `collect_value_checks` (e.g. lowering one operator in a test) nothing is recorded and
+    the result is constant true.
+    """
+    from tvm import te, tirx
+
+    sink = _VALUE_CHECKS.get()
+    if sink is None:
+        return te.compute((), lambda: tirx.const(True, "bool"), name="T_no_value_check")
+    axes = [te.reduce_axis((0, dim), name=f"c{i}") for i, dim in enumerate(shape)]
+    # One more axis of extent 1 keeps even a 0-d check a reduction block: schedules do not inline
+    # reductions, and the assert reads the check's buffer.
+    axes.append(te.reduce_axis((0, 1), name="c_once"))
+    every = te.comm_reducer(lambda a, b: tirx.And(a, b), lambda dtype: tirx.const(True, dtype), name="all")
+
+    def body():
+        return every(tirx.And(predicate(*axes[:-1]), axes[-1] == 0), axis=axes)
+
+    check = te.compute((), body, name="T_value_check", attrs={VALUE_CHECK_ATTR: message})
+    sink.append((check, message))
+    return check
+
+
+def checked(check, value):
+    """`value`, read only once `check` (from require_values) has been computed."""
+    from tvm import tirx
+
+    return tirx.Select(check(), value, tirx.const(0, dtype_of(value)))
+
+
+@contextlib.contextmanager
+def collect_value_checks():
+    """Collects the `require_values` checks of the lowerings run inside it into the yielded list."""
+    sink: list = []
+    token = _VALUE_CHECKS.set(sink)
+    try:
+        yield sink
+    finally:
+        _VALUE_CHECKS.reset(token)
+
+
+_VALUE_CHECKS: contextvars.ContextVar = contextvars.ContextVar("te_value_checks", default=None)
 
 
 def is_static(dim) -> bool:
@@ -326,7 +389,7 @@ def reduce_compute(x, axes, keepdims: bool, reducer, name: str, value_fn=None, e
     # A `?` reduced axis may be empty at run time, and then the reduction's init never runs.
     from tvm import tirx
 
-    reduced = te.compute(shape, body, name=f"{name}_reduce")
+    reduced = te.compute(shape, body, name=f"{name}_reduce", attrs={EMPTY_GUARDED_ATTR: 1})
     fill = const(empty, str(reduced.dtype))
     nonempty = symbolic[0] > 0
     for dim in symbolic[1:]:

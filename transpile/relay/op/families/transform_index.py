@@ -18,7 +18,7 @@ from .support import (
     to_int_list,
     to_optional_int_list,
 )
-from .te_support import is_static, require, require_equal, static_shape
+from .te_support import checked, is_static, require, require_equal, require_values, static_shape
 
 __all__ = ["strided_slice_plan"]
 
@@ -493,11 +493,26 @@ def _te_gather(inputs, attrs, out_type):
         if d != axis:  # the relation's promise for `?` dims (np.take_along_axis raises otherwise)
             require_equal((size, wanted), f"gather: dimension {d} of the indices differs from the data's")
 
+    n = extent.astype("int64") if not is_static(extent) else tirx.const(int(extent), "int64")
+
+    def wrapped(k):  # negative indices count from the end, as in np.take_along_axis
+        k = k.astype("int64")
+        return tirx.Select(k < 0, k + n, k)
+
+    def in_range(*idx):
+        k = wrapped(indices(*idx))
+        return tirx.And(k >= 0, k < n)
+
+    # np.take_along_axis raises on an index outside the axis: so does the kernel (a value check),
+    # and it clamps the index anyway, never reading outside `data`.
+    check = require_values(indices.shape, in_range, "gather: an index is out of range for its axis")
+
     def body(*idx):
-        k = indices(*idx).astype("int64")
-        # Negative indices count from the end, as in np.take_along_axis.
-        k = tirx.Select(k < 0, k + extent.astype("int64"), k)
-        return data(*(idx[:axis] + (k,) + idx[axis + 1 :]))
+        k = tirx.max(tirx.min(wrapped(indices(*idx)), n - 1), tirx.const(0, "int64"))
+        value = data(*(idx[:axis] + (k,) + idx[axis + 1 :]))
+        if not (is_static(extent) and int(extent) > 0):  # nothing at all to read from an empty axis
+            value = tirx.if_then_else(n > 0, value, tirx.const(0, str(data.dtype)))
+        return checked(check, value)
 
     return te.compute(indices.shape, body, name="T_gather")
 

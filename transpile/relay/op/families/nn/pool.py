@@ -143,11 +143,24 @@ def _pool_impl(op_name: str, spatial: str, kind: str):
     return impl
 
 
+def _check_nonempty_window(op_name: str, data, index: int) -> None:
+    # A global or adaptive pool over an empty spatial axis has no element to pool (PyTorch raises
+    # "Expected input to have non-zero size for non-batch dimensions"); a `?` one is checked at run time.
+    if not is_any(data.shape[index]) and data.shape[index] == 0:
+        raise RelationError(f"{op_name}: spatial dimension {index} of data {fmt_type(data)} is empty, nothing to pool")
+
+
+def _raise_if_empty_window(op_name: str, x, indices) -> None:
+    if any(x.shape[index] == 0 for index in indices):
+        raise ValueError(f"{op_name}: a spatial dimension of data {x.shape} is empty, nothing to pool")
+
+
 def _global_pool_rel(op_name: str):
     def rel(arg_types, attrs):
         data = expect_tensor(arg_types[0], op_name, "data")
         shape = list(data.shape)
         for index in _spatial_indices(op_name, attrs.layout, data, "HW"):
+            _check_nonempty_window(op_name, data, index)
             shape[index] = 1
         return TensorType(shape, data.dtype)
 
@@ -159,6 +172,7 @@ def _global_pool_impl(reduce):
         x = args[0]
         axes = layout_axes(attrs.layout, "nn.global_pool2d", "layout")
         indices = tuple(axes.index(a) for a in "HW")
+        _raise_if_empty_window("nn.global_pool2d", x, indices)
         return reduce(x.astype(compute_dtype(x.dtype), copy=False), axis=indices, keepdims=True).astype(x.dtype)
 
     return impl
@@ -175,6 +189,7 @@ def _adaptive_pool_rel(op_name: str, spatial: str):
         indices = _spatial_indices(op_name, attrs.layout, data, spatial)
         shape = list(data.shape)
         for index, size in zip(indices, adaptive_sizes(attrs.output_size, data.shape, indices)):
+            _check_nonempty_window(op_name, data, index)
             if not is_any(size) and size <= 0:
                 raise RelationError(f"{op_name}: output_size must be positive, got {list(attrs.output_size)}")
             shape[index] = size
@@ -195,6 +210,7 @@ def _adaptive_pool_impl(reduce, spatial: str):
         x = args[0]
         axes = layout_axes(attrs.layout, "nn.adaptive_pool", "layout")
         indices = [axes.index(a) for a in spatial]
+        _raise_if_empty_window("nn.adaptive_pool", x, indices)
         outs = adaptive_sizes(attrs.output_size, x.shape, indices)
         last = list(range(x.ndim - nd, x.ndim))
         moved = np.moveaxis(x.astype(compute_dtype(x.dtype), copy=False), indices, last)

@@ -120,11 +120,23 @@ def pool_te(op_name: str, spatial: str, kind: str):
     return te_impl
 
 
+def _require_nonempty(x, spatial: str, layout: str, op_name: str) -> None:
+    """A `?` spatial axis must not be empty at run time (the relation refuses a static empty one)."""
+    from ..te_support import is_static, require
+
+    axes = layout_axes(layout, op_name, "layout")
+    for axis in spatial:
+        dim = x.shape[axes.index(axis)]
+        if not is_static(dim):
+            require(dim > 0, f"{op_name}: spatial dimension {axes.index(axis)} is empty, nothing to pool")
+
+
 def global_pool_te(kind: str):
     def te_impl(inputs, attrs, out_type):
         from tvm import topi
 
         x = inputs[0]
+        _require_nonempty(x, "HW", attrs.layout, "nn.global_pool2d")
         return cast(topi.nn.global_pool(_summed(x, kind), kind, layout=attrs.layout), x.dtype)
 
     return te_impl
@@ -136,6 +148,7 @@ def adaptive_pool_te(kind: str, spatial: str):
 
         x = inputs[0]
         axes = layout_axes(attrs.layout, f"nn.adaptive_{kind}_pool", "layout")
+        _require_nonempty(x, spatial, attrs.layout, f"nn.adaptive_{kind}_pool")
         sizes = adaptive_sizes(attrs.output_size, dims(x), [axes.index(a) for a in spatial])
         pool = {1: topi.nn.adaptive_pool1d, 2: topi.nn.adaptive_pool, 3: topi.nn.adaptive_pool3d}[len(spatial)]
         return cast(pool(_summed(x, kind), ints(sizes), kind, layout=attrs.layout), x.dtype)
