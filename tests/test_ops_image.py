@@ -459,3 +459,20 @@ def test_affine_grid_matches_torch(F, align_corners, target):
     got = run("image.affine_grid", theta, target_shape=target, align_corners=align_corners)
     expected = _torch(F.affine_grid, theta, size=(2, 1, *target), align_corners=align_corners)
     np.testing.assert_allclose(np.moveaxis(got, 1, -1), expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("method, padding_mode", [("nearest", "zeros"), ("bilinear", "border"), ("bicubic", "reflection")])
+def test_grid_sample_of_a_nan_coordinate_samples_nothing(method, padding_mode):
+    import transpile
+
+    mod = relay.parse(
+        '#[version = "0.0.5"]\n'
+        "def @main(%d: Tensor[(1, 1, 3, 3), float32], %g: Tensor[(1, 2, 1, 2), float32]) {\n"
+        f'  image.grid_sample(%d, %g, method="{method}", padding_mode="{padding_mode}")\n'
+        "}\n"
+    )
+    data = np.arange(1, 10, dtype="float32").reshape(1, 1, 3, 3)
+    grid = np.array([[[[np.nan, 0.2]], [[0.1, np.nan]]]], "float32")  # (x, y) = (nan, 0.1), (0.2, nan)
+    expected = relay.evaluate(mod, data, grid)
+    np.testing.assert_array_equal(expected, np.zeros((1, 1, 1, 2), "float32"))  # PyTorch's grid_sampler
+    np.testing.assert_array_equal(transpile.compile(mod, backend="cpp")(data, grid), expected)

@@ -82,9 +82,10 @@ def _grid_sample_impl(args, attrs, out_type):
             if beyond is not None:
                 outside = beyond if outside is None else outside | beyond
         values = channels_last[tuple(index)]
+        contribution = values if weight is None else values * weight[..., None]
         if outside is not None:
-            values = np.where(outside[..., None], 0.0, values)
-        out += values if weight is None else values * weight[..., None]
+            contribution = np.where(outside[..., None], 0.0, contribution)
+        out += contribution
     out = np.moveaxis(out, -1, 1)
     return np.transpose(out, [primal.index(a) for a in attrs.layout]).astype(data.dtype)
 

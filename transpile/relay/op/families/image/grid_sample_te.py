@@ -59,9 +59,9 @@ def grid_sample_te(inputs, attrs, out_type):
                 if factor is not None:
                     weight = factor if weight is None else weight * factor
             value = data(*source).astype(acc)
-            if outside:
-                value = tirx.Select(tirx.any(*outside), tirx.const(0.0, acc), value)
             term = value if weight is None else value * weight
+            if outside:  # the whole term: a nan coordinate's weight is nan too
+                term = tirx.Select(tirx.any(*outside), tirx.const(0.0, acc), term)
             total = term if total is None else total + term
         return total.astype(str(out_type.dtype))
 

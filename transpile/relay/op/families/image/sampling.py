@@ -31,7 +31,14 @@ def _bind_numpy(value, dtype: str, body):
 
 
 NUMPY_OPS = SimpleNamespace(
-    floor=np.floor, ceil=np.ceil, rint=np.rint, where=np.where, either=np.logical_or, clip=np.clip, bind=_bind_numpy
+    floor=np.floor,
+    ceil=np.ceil,
+    rint=np.rint,
+    where=np.where,
+    either=np.logical_or,
+    clip=np.clip,
+    bind=_bind_numpy,
+    isnan=np.isnan,
 )
 
 
@@ -55,7 +62,14 @@ def te_ops():
         return wrap(body(var))
 
     return SimpleNamespace(
-        floor=te.floor, ceil=te.ceil, rint=te.round, where=tirx.Select, either=tirx.Or, clip=clip, bind=bind
+        floor=te.floor,
+        ceil=te.ceil,
+        rint=te.round,
+        where=tirx.Select,
+        either=tirx.Or,
+        clip=clip,
+        bind=bind,
+        isnan=tirx.isnan,
     )
 
 
@@ -212,11 +226,18 @@ def grid_axis_taps(g, size: int, method: str, padding_mode: str, align_corners: 
 def grid_pixel(index, size: int, padding_mode: str, align_corners: bool, dtype: str, ops):
     """(pixel index clamped into the image as a float, outside mask or None) of a float tap index.
 
-    With zeros padding the caller reads 0 where the mask is set; border and reflection always read a pixel.
+    With zeros padding the caller reads 0 where the mask is set; border and reflection read a pixel
+    for every coordinate but nan, which samples nothing in every mode (PyTorch's grid_sampler: 0).
     """
+
+    def pixel_and_mask(i, outside):
+        unknown = ops.isnan(i)
+        outside = unknown if outside is None else ops.either(outside, unknown)
+        return ops.where(unknown, 0.0, ops.clip(i, 0.0, size - 1.0)), outside
+
     if padding_mode == "zeros":
-        return ops.bind(index, dtype, lambda i: (ops.clip(i, 0.0, size - 1.0), ops.either(i < 0.0, i > size - 1.0)))
+        return ops.bind(index, dtype, lambda i: pixel_and_mask(i, ops.either(i < 0.0, i > size - 1.0)))
     if padding_mode == "reflection":
         low, high = grid_borders(size, align_corners)
         index = reflect(index, low, high, dtype, ops)
-    return ops.clip(index, 0.0, size - 1.0), None
+    return ops.bind(index, dtype, lambda i: pixel_and_mask(i, None))
