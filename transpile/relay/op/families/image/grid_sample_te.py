@@ -29,7 +29,9 @@ def grid_sample_te(inputs, attrs, out_type):
     require_equal((data.shape[0], grid.shape[0]), "image.grid_sample: the grid's batch differs from the data's")
     sizes = [static_extent(d, "image.grid_sample", "data extent") for d in data.shape[2:]]
     acc = value_dtype(str(data.dtype))
-    ops = te_ops()
+    # No let-bound temporaries: taps are shared between the products of every tap combination, so
+    # a Let would bind one variable several times in one expression (ill-formed TIR: no schedule).
+    ops = te_ops(let_bound=False)
     # `?` extents: batch and channels are the data's, the sampled ones the grid's.
     known = dict(zip(primal, dims(data)[:2] + dims(grid)[2:]))
     out_shape = output_shape(out_type, {i: known[a] for i, a in enumerate(attrs.layout)}, "image.grid_sample")

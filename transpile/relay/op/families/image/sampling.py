@@ -42,8 +42,9 @@ NUMPY_OPS = SimpleNamespace(
 )
 
 
-def te_ops():
-    """The rounding functions of NUMPY_OPS as TE intrinsics (te.round rounds half to even, like np.rint)."""
+def te_ops(let_bound: bool = True):
+    """The rounding functions of NUMPY_OPS as TE intrinsics (te.round rounds half to even, like np.rint);
+    `bind` makes a Let unless not `let_bound` (then the value is repeated where it is used)."""
     from tvm import te, tirx
 
     def clip(x, low, high):
@@ -68,7 +69,7 @@ def te_ops():
         where=tirx.Select,
         either=tirx.Or,
         clip=clip,
-        bind=bind,
+        bind=bind if let_bound else _bind_numpy,
         isnan=tirx.isnan,
     )
 
