@@ -285,6 +285,17 @@ _NO_TBAA = "-enable-tbaa:bool=0"
 _NO_TBAA_LOCK = threading.Lock()
 
 
+# TVM's StorageRewrite is unsound for the functions' allocations: it merges allocations of
+# different dtypes whose lifetimes do not overlap into the first one's entry, and then retypes an
+# allocation whose elements the function only reads or writes as a narrower type (the int8 views
+# of bool buffers, see lowering/script.py declare_bytes) to that type *keeping its element count*:
+# a float64[129] storage that a bool[1025] was merged into became int8[129] on the stack, and the
+# callee writing 72 float64 into it overran it (a segfault). The functions' memory is planned by
+# transpile (passes/memory_plan) and the kernels in this unit (the direct ones) allocate nothing
+# (lowering/kernels.py), so the pass has nothing sound left to do here.
+_CALLERS_PASS_CONFIG = {"tirx.disable_storage_rewrite": True}
+
+
 def _callers_target(target):
     """`target` with TBAA off (the unit holding the functions and the kernels they call directly)."""
     import tvm
@@ -318,7 +329,7 @@ def _compile_units(lowered, work: Path) -> tuple[list[str], dict]:
             if packed_only:  # each kernel a function of its own, called through the packed API: no inlining
                 tvm.compile(unit, target=target).mod.write_to_file(str(path))
             else:
-                with _NO_TBAA_LOCK:
+                with _NO_TBAA_LOCK, tvm.transform.PassContext(config=_CALLERS_PASS_CONFIG):
                     tvm.compile(unit, target=_callers_target(target)).mod.write_to_file(str(path))
             objects.append(str(path))
             calls.update(kernel_calls(undefined_symbols(path), lowered.packed_kernels))

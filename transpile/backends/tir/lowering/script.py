@@ -15,8 +15,10 @@ position of a block is computed straight into the block's destination buffers. K
 placed by the shared memory plan (transpile.passes.memory_plan) live in one arena per
 invocation; other intermediates get their own allocation. A function with self tail calls keeps
 its parameters in state buffers and runs as a `while` loop: a tail call stores its arguments
-into the state and sets the continue flag. The function's own reads and writes of bool elements
-go through int8 views of the bool buffers (`declare_bytes`). Each kernel call is preceded by
+into the state and sets the continue flag; the loop body's allocations are made once, before the
+loop (TVM's StorageRewrite, which would hoist them, is off for functions: build.py). The
+function's own reads and writes of bool elements go through int8 views of the bool buffers
+(`declare_bytes`). Each kernel call is preceded by
 asserts of the kernel's requirements that the call's shapes fail (checks.py), and a public
 function's parameters without elements take any strides (`param`).
 """
@@ -243,6 +245,8 @@ class FunctionScript:
         self.pointers: dict[str, str] = {}  # planned view expression -> its data pointer
         self.bytes_views: dict[str, str] = {}  # bool buffer -> its int8 view (declare_bytes)
         self.compact_decls: list[str] = []  # compact buffers over parameters taking any strides (param)
+        self.hoisted: list[str] | None = None  # allocations of a tail-call loop's body, emitted before it
+        self.hoist_indent = ""
 
     # ---------------------------------------------------------------- names and buffers
     def fresh(self, base: str) -> str:
@@ -257,15 +261,23 @@ class FunctionScript:
     def alloc(self, ty: TensorType, base: str, indent: str) -> str:
         name = self.fresh(base)
         self.types[name] = ty
+        lines = []
         if ty.shape and _nbytes(ty) <= STACK_LIMIT:
             # TVM puts small allocations on the stack with 16-byte alignment, but kernels assume
             # 64: pad them past the stack limit so they come from the (64-aligned) workspace.
             raw = self.fresh(f"{name}_storage")
             elements = STACK_LIMIT // np.dtype(_storage_dtype(ty.dtype)).itemsize + 1
-            self.emit(indent, f'{raw} = T.alloc_buffer(({elements},), "{ty.dtype}")')
-            self.emit(indent, f"{name} = T.decl_buffer({buffer_type(ty)}, data={raw}.data)")
+            lines.append(f'{raw} = T.alloc_buffer(({elements},), "{ty.dtype}")')
+            lines.append(f"{name} = T.decl_buffer({buffer_type(ty)}, data={raw}.data)")
         else:
-            self.emit(indent, f"{name} = T.alloc_buffer({buffer_type(ty)})")
+            lines.append(f"{name} = T.alloc_buffer({buffer_type(ty)})")
+        if self.hoisted is not None:
+            # In a tail-call loop: allocated once before the loop, not per iteration (StorageRewrite,
+            # which used to hoist them, is off for functions: see build.py _CALLERS_PASS_CONFIG).
+            self.hoisted.extend(self.hoist_indent + line for line in lines)
+        else:
+            for line in lines:
+                self.emit(indent, line)
         self.declare_bytes(name, indent)
         return name
 
@@ -453,10 +465,14 @@ class FunctionScript:
             self.flag = self.fresh("again")
             self.emit(body_indent, f'{self.flag} = T.alloc_buffer((), "bool")')
             self.emit(body_indent, f"{self.flag}[()] = True")
+            loop_at = len(self.lines)
+            self.hoisted, self.hoist_indent = [], body_indent
             self.emit(body_indent, f"while {self.flag}[()]:")
             inner = body_indent + "    "
             self.emit(inner, f"{self.flag}[()] = False")
             self.block(func.body, outputs, inner)
+            self.lines[loop_at:loop_at] = self.hoisted
+            self.hoisted = None
         else:
             for p, names in zip(func.params, param_buffers):
                 self.env[p.name] = names
