@@ -105,15 +105,29 @@ def _static_shape_text(ty) -> str:
 
 
 def may_fail_statically(kernel) -> bool:
-    """Whether a kernel of static shapes may still have a requirement, which is then always false.
+    """Whether a kernel of static shapes has a requirement that does not hold (its condition, over
+    constants only, is not provably true); the wrapper then checks its requirements.
 
     Type relations check static shapes; what they let through is an operation on an empty tensor
     that has no result to give (take from an empty axis, argmax of nothing): such a kernel raises
-    when it runs, as the interpreter does, rather than read outside its arguments."""
-    from ....kernels.lower import result_types
+    when it runs, as the interpreter does, rather than read outside its arguments. The empty tensor
+    may be an intermediate of a fused kernel (argmin after a where of empty operands) whose
+    parameters and results are all non-empty, so this asks the lowering itself: every operator's
+    requirements in the kernel, whatever tensor they are about."""
+    from ....kernels.lower import kernel_shapes
 
-    types = [p.type for p in kernel.params] + result_types(kernel)
-    return any(0 in tuple(getattr(ty, "shape", ())) for ty in types)
+    return any(not _provably_true(condition) for condition, _ in kernel_shapes(kernel).requirements)
+
+
+def _provably_true(condition) -> bool:
+    from tvm import sym, tirx
+
+    if hasattr(condition, "asobject"):  # a lazy comparison (EqualOp, NotEqualOp)
+        condition = condition.asobject()
+    if isinstance(condition, bool):
+        return condition
+    value = sym.Analyzer().simplify(condition)
+    return isinstance(value, tirx.IntImm) and bool(value.value)
 
 
 def dynamic_shape_lines(kernel, params: list[str]) -> tuple[list[str], list[list[str]]]:
