@@ -238,3 +238,72 @@ def test_integer_tables(backend, dtype):
     outputs += [(name, _op(name)(x)) for name in ("abs", "sign", "negative", "nn.relu", "logical_not")]
     outputs += [(f"cast {to}", relay.cast(x, to)) for to in ("int8", "uint8", "int32", "bool", "float32")]
     _check(backend, [x, y], [xs, ys], outputs, lambda k: f"({xs[k]!r}, {ys[k]!r})")
+
+
+# ---------------------------------------------------------------- shifts and a signed minimum as literals
+
+SHIFT_AMOUNTS = [-3, -1, 0, 1, 7, 8, 31, 32, 63, 64, 100]
+SHIFT_VALUES = {
+    "int8": [1, 100, 127, -1, -5, -128],
+    "int32": [1, 100, 2**31 - 1, -1, -5, -(2**31)],
+    "int64": [1, 100, 2**63 - 1, -1, -(2**63)],
+    "uint8": [1, 100, 255],
+    "uint64": [1, 2**64 - 1],
+}
+SIGNED_MINIMUM_OPS = ["multiply", "floor_divide", "floor_mod", "divide", "mod", "subtract", "maximum"]
+
+
+def _shift_amounts(dtype):
+    info = np.iinfo(dtype)
+    return [a for a in SHIFT_AMOUNTS if info.min <= a <= info.max]
+
+
+@pytest.mark.parametrize("backend", ["cpp", "tir"])
+def test_shifts_by_any_amount_and_signed_minimum_literals(backend):
+    """Issue 12 (fuzzer): TVM's constant folder aborted the build on `1 >> -2` ("Shift amount must
+    be non-negative") and on `x * INT_MIN`, `x // INT_MIN` ("Literal value 2147483648 exceeds
+    range of int32"). Amounts and values come as run-time inputs and as fills (literals to TVM)."""
+    params, args, outputs = [], [], []
+    for dtype, values in SHIFT_VALUES.items():
+        amounts = _shift_amounts(dtype)
+        xs = np.repeat(np.array(values, dtype), len(amounts))
+        ys = np.tile(np.array(amounts, dtype), len(values))
+        x = relay.var(f"x_{dtype}", shape=xs.shape, dtype=dtype)
+        y = relay.var(f"y_{dtype}", shape=ys.shape, dtype=dtype)
+        params += [x, y]
+        args += [xs, ys]
+
+        def fill(value, dtype=dtype, n=xs.size):
+            return relay.full(relay.const(np.array(value, dtype)), (n,), dtype)
+
+        for name in ("left_shift", "right_shift"):
+            outputs.append((f"{name} {dtype}", _op(name)(x, y)))
+            outputs += [(f"{name}(x, {a}) {dtype}", _op(name)(x, fill(a))) for a in amounts]
+            outputs += [(f"{name}({v}, y) {dtype}", _op(name)(fill(v), y)) for v in values]
+        if dtype.startswith("int"):
+            minimum = int(np.iinfo(dtype).min)
+            for name in SIGNED_MINIMUM_OPS:
+                outputs.append((f"{name}(x, MIN) {dtype}", _op(name)(x, fill(minimum))))
+                outputs.append((f"{name}(MIN, x) {dtype}", _op(name)(fill(minimum), x)))
+            outputs.append((f"prod(MIN) {dtype}", relay.add(relay.prod(fill(minimum, n=1)), relay.zeros_like(x))))
+    _check(backend, params, args, outputs, lambda k: f"element {k}")
+
+
+FUZZER_PROGRAMS = [
+    # a constant shift amount out of range: 1 >> -2 is 0 (numpy), and must compile
+    'def @main() -> Tensor[(1), int32] { right_shift(ones(shape=[1], dtype="int32"), '
+    'full(-2, shape=[1], dtype="int32")) }',
+    # INT_MIN as a literal: 1 * INT_MIN, folded by TVM's rewriter into an out-of-range literal
+    'def @main() -> int32 { prod(full(-2147483648, shape=[1], dtype="int32")) }',
+]
+
+
+@pytest.mark.parametrize("backend", ["cpp", "tir"])
+def test_fuzzer_shift_and_minimum_reproductions(backend):
+    """The fuzzer's two programs, shrunk, in one module (one build per backend)."""
+    bodies = [text.split("{", 1)[1].rsplit("}", 1)[0].strip() for text in FUZZER_PROGRAMS]
+    module = relay.parse("def @main() { (" + ", ".join(bodies) + ",) }")
+    want = transpile.compile(module, backend="interpreter")()
+    got = transpile.compile(module, backend=backend)()
+    for text, w, g in zip(FUZZER_PROGRAMS, want, got):
+        _assert_same(text, w, g, lambda k: f"element {k}")

@@ -542,13 +542,23 @@ def _te_shift(name):
     def shift(a, b):
         from tvm import tirx
 
-        bits = tirx.const(bits_of(dtype_of(a)), dtype_of(a))
-        zero = tirx.const(0, dtype_of(a))
-        in_range = b < bits if dtype_of(a).startswith("uint") else tirx.And(b >= zero, b < bits)
+        dtype = dtype_of(a)
+        bits = bits_of(dtype)
+        zero = tirx.const(0, dtype)
+        # Bit tests, not comparisons. In range means no bit above the low log2(bits) is set (a
+        # negative amount has its sign bit set). TVM's canonical simplifier aborts on `0 < 8` in a
+        # uint type once the 0 is a folded fill ("Minuend's value is 0U ... negative uint").
+        high_bits = ~(bits - 1) if dtype.startswith("int") else (1 << bits) - bits
+        in_range = (b & tirx.const(high_bits, dtype)) == zero
+        # The shift itself gets its amount masked into range (the same amount where in_range holds):
+        # TVM's constant folder aborts the build on a literal shift by a negative amount or by
+        # >= bits, even in the untaken branch. (Not a select on in_range: within the outer select's
+        # true branch the simplifier assumes in_range, turning that select back into b.)
+        amount = b & tirx.const(bits - 1, dtype)
         if name == "left_shift":
-            return tirx.Select(in_range, a << b, zero)
-        overflow = tirx.Select(a < zero, tirx.const(-1, dtype_of(a)), zero) if dtype_of(a).startswith("int") else zero
-        return tirx.Select(in_range, a >> b, overflow)
+            return tirx.Select(in_range, a << amount, zero)
+        overflow = tirx.Select(a < zero, tirx.const(-1, dtype), zero) if dtype.startswith("int") else zero
+        return tirx.Select(in_range, a >> amount, overflow)
 
     return shift
 
@@ -739,6 +749,16 @@ def _te_fixed_point_multiply(inputs, attrs, out_type):
 
 # ---------------------------------------------------------------- registration
 
+_SHIFT_OUT_OF_RANGE = (
+    " An amount outside [0, bits) (negative, or at least the bit width) is numpy's: the result is "
+    "{}, not C's undefined behaviour."
+)
+_SHIFT_DESCRIPTIONS = {
+    "left_shift": "lhs shifted left by rhs bits (wrapping)." + _SHIFT_OUT_OF_RANGE.format("0"),
+    "right_shift": "lhs shifted right by rhs bits (arithmetic for signed types)."
+    + _SHIFT_OUT_OF_RANGE.format("-1 for a negative signed lhs, else 0"),
+}
+
 
 def _register_all():
     for name, fn in UNARY_OPS.items():
@@ -749,7 +769,17 @@ def _register_all():
     for name, fn in BINARY_OPS.items():
         shift = name.endswith("_shift")
         rel = broadcast_rel(name, None, shift or name.startswith("bitwise_"), allow_bool=not shift)
-        register(OpDef(name, 2, rel, OpPattern.BROADCAST, _binary_impl(fn), te_impl=_te_binary(name)))
+        register(
+            OpDef(
+                name,
+                2,
+                rel,
+                OpPattern.BROADCAST,
+                _binary_impl(fn),
+                te_impl=_te_binary(name),
+                description=_SHIFT_DESCRIPTIONS.get(name, ""),
+            )
+        )
     for name, fn in COMPARISON_OPS.items():
         register(
             OpDef(name, 2, broadcast_rel(name, "bool"), OpPattern.BROADCAST, _binary_impl(fn), te_impl=_te_binary(name))

@@ -19,6 +19,7 @@ __all__ = [
     "out_shape",
     "const",
     "float_zero",
+    "int_minimum",
     "logical_not",
     "cast",
     "is_float_dtype",
@@ -222,7 +223,7 @@ def bits_of(dtype: str) -> int:
 
 
 def const(value, dtype: str):
-    """A literal; a float zero is `float_zero` (see there)."""
+    """A literal; a float zero is `float_zero`, a signed integer's minimum `int_minimum` (see there)."""
     from tvm import tirx
 
     if dtype == "bool":
@@ -230,7 +231,22 @@ def const(value, dtype: str):
     if is_float_dtype(dtype):
         value = float(value)
         return float_zero(dtype, negative=math.copysign(1.0, value) < 0) if value == 0 else tirx.const(value, dtype)
+    if is_signed_dtype(dtype) and int(value) == -(1 << (bits_of(dtype) - 1)):
+        return int_minimum(dtype)
     return tirx.const(int(value), dtype)
+
+
+def int_minimum(dtype: str):
+    """A signed integer type's minimum that TVM's simplifier cannot see: its bits, reinterpreted.
+
+    TVM's rewrite rules negate literals: `x * MIN` (int32, int64) and `x // MIN`, `x % MIN` (every
+    width) abort the build with "Literal value 2147483648 exceeds range of int32". LLVM folds the
+    bitcast itself.
+    """
+    from tvm import tirx
+
+    bits = bits_of(dtype)
+    return tirx.reinterpret(dtype, tirx.const(1 << (bits - 1), f"uint{bits}"))
 
 
 def float_zero(dtype: str, negative: bool = False):
