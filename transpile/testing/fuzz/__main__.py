@@ -1,0 +1,7 @@
+"""`python -m transpile.testing.fuzz`: see cli.py."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
