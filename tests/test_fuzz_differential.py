@@ -185,7 +185,8 @@ def _regression_cases():
             reason = meta.get("xfail", {}).get(backend)
             if reason:
                 marks.append(pytest.mark.xfail(reason=reason, strict=True))
-            isolate = bool(meta.get("isolate"))  # a crash (signal) must fail the test, not end pytest
+            # A crash (signal) or a hang must fail the test, not end or stall pytest: such files run in a worker.
+            isolate = meta.get("time_limit", 600) if meta.get("isolate") else None
             cases.append(pytest.param(path, backend, isolate, marks=marks, id=f"{path.stem}-{backend}"))
     return cases
 
@@ -196,7 +197,7 @@ def test_fuzz_regression(path, backend, isolate):
     inputs = load_inputs(path.with_suffix(".npz")) if path.with_suffix(".npz").exists() else []
     text = path.read_text()
     reference = BackendRunner("interpreter").run(text, inputs, None)
-    runner = BackendRunner(backend, isolate=isolate)
+    runner = BackendRunner(backend, isolate=isolate is not None, time_limit=isolate)
     try:
         outcome = runner.run(text, inputs, None)
     finally:
