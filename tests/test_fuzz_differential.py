@@ -185,6 +185,8 @@ def _regression_cases():
             reason = meta.get("xfail", {}).get(backend)
             if reason:
                 marks.append(pytest.mark.xfail(reason=reason, strict=True))
+                if "time_limit" in meta:  # a known hang costs its whole time limit: not in the quick suite
+                    marks.append(pytest.mark.slow)
             # A crash (signal) or a hang must fail the test, not end or stall pytest: such files run in a worker.
             isolate = meta.get("time_limit", 600) if meta.get("isolate") else None
             cases.append(pytest.param(path, backend, isolate, marks=marks, id=f"{path.stem}-{backend}"))
