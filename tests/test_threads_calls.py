@@ -258,13 +258,3 @@ def test_deep_work_from_many_threads_leaves_the_default_stack_size():
     for thread in threads:
         thread.join()
     assert threading.stack_size() == before
-
-
-def test_deep_work_puts_the_recursion_limit_back():
-    import sys
-
-    from transpile.relay.deep import run_deep
-
-    before = sys.getrecursionlimit()
-    assert run_deep(sys.getrecursionlimit) > before
-    assert sys.getrecursionlimit() == before

@@ -21,10 +21,6 @@ _state = threading.local()
 # threading.stack_size is process-global: two threads starting deep work at once would otherwise
 # restore each other's setting (and leave every later thread with a 1 GiB stack)
 _stack_size_lock = threading.Lock()
-# The recursion limit is per interpreter: it is raised while deep work runs and put back after the
-# last one ends, so ordinary threads (8 MiB stacks) keep getting RecursionError instead of a crash.
-_deep_workers = 0
-_limit_before = 0
 
 
 def run_deep(fn, *args, **kwargs):
@@ -40,29 +36,16 @@ def run_deep(fn, *args, **kwargs):
         except BaseException as exc:  # re-raised on the caller's thread
             outcome["error"] = exc
 
-    global _deep_workers, _limit_before
     with _stack_size_lock:
-        if _deep_workers == 0:
-            _limit_before = sys.getrecursionlimit()
-            sys.setrecursionlimit(max(_limit_before, RECURSION_LIMIT))
-        _deep_workers += 1
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
         old_size = threading.stack_size()
         try:
             threading.stack_size(STACK_BYTES)
             worker = threading.Thread(target=body, name="transpile-deep", daemon=True)
             worker.start()
-        except BaseException:
-            _deep_workers -= 1
-            raise
         finally:
             threading.stack_size(old_size)
-    try:
-        worker.join()
-    finally:
-        with _stack_size_lock:
-            _deep_workers -= 1
-            if _deep_workers == 0:
-                sys.setrecursionlimit(_limit_before)
+    worker.join()
     if "error" in outcome:
         raise outcome["error"].with_traceback(outcome["error"].__traceback__)
     return outcome.get("value")
