@@ -86,14 +86,19 @@ def require_equal(dims, message: str) -> None:
 
 
 @contextlib.contextmanager
-def collect_requirements():
-    """Collects the `require`d conditions of the lowerings run inside it into the yielded list."""
+def _collecting(variable: contextvars.ContextVar):
+    """A fresh list set as `variable`'s sink while the block runs."""
     sink: list = []
-    token = _REQUIREMENTS.set(sink)
+    token = variable.set(sink)
     try:
         yield sink
     finally:
-        _REQUIREMENTS.reset(token)
+        variable.reset(token)
+
+
+def collect_requirements():
+    """Collects the `require`d conditions of the lowerings run inside it into the yielded list."""
+    return _collecting(_REQUIREMENTS)
 
 
 _REQUIREMENTS: contextvars.ContextVar = contextvars.ContextVar("te_requirements", default=None)
@@ -143,15 +148,9 @@ def checked(check, value):
     return tirx.Select(check(), value, tirx.const(0, dtype_of(value)))
 
 
-@contextlib.contextmanager
 def collect_value_checks():
     """Collects the `require_values` checks of the lowerings run inside it into the yielded list."""
-    sink: list = []
-    token = _VALUE_CHECKS.set(sink)
-    try:
-        yield sink
-    finally:
-        _VALUE_CHECKS.reset(token)
+    return _collecting(_VALUE_CHECKS)
 
 
 _VALUE_CHECKS: contextvars.ContextVar = contextvars.ContextVar("te_value_checks", default=None)
