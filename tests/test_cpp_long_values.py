@@ -26,7 +26,7 @@ import pytest
 import transpile
 from transpile import relay
 from transpile.backends import backends
-from transpile.runtime import ADTValue, RefValue
+from transpile.runtime import ADTValue, RefValue, values_equal
 
 V = '#[version = "0.0.5"]\n'
 BACKENDS = [b for b in ("interpreter", "cpp") if b in backends()]
@@ -76,20 +76,8 @@ def same_on_cpp(text: str, *args):
     """The cpp result of `text` on `args`, checked equal to the interpreter's."""
     expected = compiled(text, "interpreter")(*args)
     got = compiled(text)(*args)
-    assert _plain(got) == _plain(expected)
+    assert values_equal(got, expected)  # iterative: values nested thousands deep compare too
     return got
-
-
-def _plain(value):
-    """A comparable form of a result: ADT values, tuples and arrays as nested tuples."""
-    if isinstance(value, ADTValue):
-        return (value.constructor, *[_plain(f) for f in value.fields])
-    if isinstance(value, (tuple, list)):
-        return tuple(_plain(v) for v in value)
-    if isinstance(value, RefValue):
-        return ("ref", _plain(value.value))
-    array = np.asarray(value)
-    return (str(array.dtype), array.shape, array.tolist())
 
 
 def _run_in_subprocess(script: str, timeout: float = 600) -> str:

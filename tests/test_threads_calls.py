@@ -239,18 +239,21 @@ def test_the_c_api_from_eight_pthreads(tmp_path):
         np.testing.assert_allclose(outs[k][32 * 32 :], expected[1], rtol=1e-6, atol=1e-6)
 
 
-def test_deep_work_from_many_threads_leaves_the_default_stack_size():
+def test_deep_work_from_many_threads_leaves_the_default_stack_size_and_recursion_limit():
+    import sys
     import threading
 
-    from transpile.relay.deep import run_deep
+    from transpile.relay.deep import RECURSION_LIMIT, run_deep
 
     before = threading.stack_size()
+    limit = sys.getrecursionlimit()
     barrier = threading.Barrier(8)
+    seen_limits = []
 
     def work():
         barrier.wait()
         for _ in range(20):
-            run_deep(sum, [1, 2])
+            seen_limits.append(run_deep(sys.getrecursionlimit))
 
     threads = [threading.Thread(target=work) for _ in range(8)]
     for thread in threads:
@@ -258,3 +261,28 @@ def test_deep_work_from_many_threads_leaves_the_default_stack_size():
     for thread in threads:
         thread.join()
     assert threading.stack_size() == before
+    # Raised only while deep work runs: ordinary threads must raise RecursionError, not overflow their stack.
+    assert sys.getrecursionlimit() == limit
+    assert min(seen_limits) >= RECURSION_LIMIT
+
+
+@pytest.mark.parametrize("backend", ["python", "cpp"])
+def test_deep_values_cross_on_a_shallow_thread_and_the_limit_comes_back(backend):
+    """A tree nested 5 000 deep (deeper than the default limit) converts on the big stack, on demand."""
+    import sys
+
+    from transpile.runtime import ADTValue, values_equal
+
+    text = """#[version = "0.0.5"]
+type Tree { Leaf(float32), Node(Tree, Tree) }
+def @main(%t: Tree) -> Tree { Node(%t, Leaf(1f)) }
+"""
+    # Conversions loop along the last recursive field; nesting along the first one recurses.
+    leaf = ADTValue("Leaf", (np.float32(0),))  # a 0-d field: converted on the way in and out
+    tree = leaf
+    for _ in range(5000):
+        tree = ADTValue("Node", (tree, leaf))
+    limit = sys.getrecursionlimit()
+    back = transpile.compile(relay.parse(text), backend=backend)(tree)
+    assert sys.getrecursionlimit() == limit
+    assert values_equal(back.fields[0], tree)

@@ -387,8 +387,8 @@ class Converters:
                 raise EvaluationError(f"{what} expects {arity} argument(s) but got {len(args)}")
             result, converted = run(_convert_and_call, fn, convs, args, paths)
             for index, fix in fix_refs:
-                fix(converted[index])
-            return finish(result)
+                _converted_deep(fix, converted[index])
+            return _converted_deep(finish, result)
 
         checked_call.__name__ = checked_call.__qualname__ = name
         checked_call.__doc__ = fn.__doc__
@@ -467,8 +467,25 @@ def _as_array(value):
     return np.asarray(value) if isinstance(value, np.generic) else value
 
 
+def _converted_deep(conv, *args):
+    """conv(*args), again on run_deep's big stack if the value nests deeper than this thread allows.
+
+    Conversions walk a List's spine in a loop but recurse into other fields (a tree, a List of
+    Lists): only values nested thousands deep need the big stack, and they pay for it alone."""
+    try:
+        return conv(*args)
+    except RecursionError:
+        from ..relay.deep import run_deep
+
+        return run_deep(conv, *args)  # conversions are pure (ref cells are normalized idempotently)
+
+
+def _convert_all(convs, args, paths):
+    return [conv(a, path) for conv, a, path in zip(convs, args, paths)]
+
+
 def _convert_and_call(fn, convs, args, paths):
-    converted = [conv(a, path) for conv, a, path in zip(convs, args, paths)]
+    converted = _converted_deep(_convert_all, convs, args, paths)
     with np.errstate(all="ignore"):
         return fn(*converted), converted
 

@@ -21,6 +21,8 @@ _state = threading.local()
 # threading.stack_size is process-global: two threads starting deep work at once would otherwise
 # restore each other's setting (and leave every later thread with a 1 GiB stack)
 _stack_size_lock = threading.Lock()
+_deep_workers = 0  # deep threads running now (guarded by _stack_size_lock)
+_saved_limit = sys.getrecursionlimit()
 
 
 def run_deep(fn, *args, **kwargs):
@@ -36,19 +38,40 @@ def run_deep(fn, *args, **kwargs):
         except BaseException as exc:  # re-raised on the caller's thread
             outcome["error"] = exc
 
+    global _deep_workers, _saved_limit
     with _stack_size_lock:
-        sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
+        # The recursion limit is per interpreter, not per thread: raised while any deep work runs and
+        # restored by the last one, so ordinary threads (8 MB stacks) raise RecursionError, not crash.
+        if _deep_workers == 0:
+            _saved_limit = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(_saved_limit, RECURSION_LIMIT))
+        _deep_workers += 1
         old_size = threading.stack_size()
         try:
             threading.stack_size(STACK_BYTES)
             worker = threading.Thread(target=body, name="transpile-deep", daemon=True)
             worker.start()
+        except BaseException:
+            _release_limit()
+            raise
         finally:
             threading.stack_size(old_size)
-    worker.join()
+    try:
+        worker.join()
+    finally:
+        with _stack_size_lock:
+            _release_limit()
     if "error" in outcome:
         raise outcome["error"].with_traceback(outcome["error"].__traceback__)
     return outcome.get("value")
+
+
+def _release_limit() -> None:
+    """One deep worker ended (caller holds _stack_size_lock); the last one restores the limit."""
+    global _deep_workers
+    _deep_workers -= 1
+    if _deep_workers == 0:
+        sys.setrecursionlimit(_saved_limit)
 
 
 def deep_recursion(fn):

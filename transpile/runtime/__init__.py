@@ -19,7 +19,7 @@ class ADTValue:
     def __eq__(self, other):
         if not isinstance(other, ADTValue):
             return NotImplemented
-        return self.constructor == other.constructor and values_equal(self.fields, other.fields)
+        return values_equal(self, other)
 
     def __hash__(self):
         return hash((self.constructor, len(self.fields)))
@@ -43,14 +43,30 @@ class RefValue:
 
 
 def values_equal(a, b) -> bool:
-    """Deep equality over tensors, tuples, ADT values and refs (refs compare contents)."""
-    if isinstance(a, (np.ndarray, np.generic)) or isinstance(b, (np.ndarray, np.generic)):
-        a_arr, b_arr = np.asarray(a), np.asarray(b)
-        return a_arr.shape == b_arr.shape and a_arr.dtype == b_arr.dtype and bool(np.array_equal(a_arr, b_arr))
-    if isinstance(a, tuple) and isinstance(b, tuple):
-        return len(a) == len(b) and all(values_equal(x, y) for x, y in zip(a, b))
-    if isinstance(a, ADTValue) and isinstance(b, ADTValue):
-        return a == b
-    if isinstance(a, RefValue) and isinstance(b, RefValue):
-        return a is b or values_equal(a.value, b.value)
-    return a == b
+    """Deep equality over tensors, tuples, ADT values and refs (refs compare contents).
+
+    Iterative (a stack of pairs still to compare): a List of a million elements, or a tree nested a
+    million deep, compares without deep recursion."""
+    pending = [(a, b)]
+    refs_seen = set()  # pairs of cells already compared: cyclic references end
+    while pending:
+        a, b = pending.pop()
+        if isinstance(a, (np.ndarray, np.generic)) or isinstance(b, (np.ndarray, np.generic)):
+            a_arr, b_arr = np.asarray(a), np.asarray(b)
+            if not (a_arr.shape == b_arr.shape and a_arr.dtype == b_arr.dtype and np.array_equal(a_arr, b_arr)):
+                return False
+        elif isinstance(a, tuple) and isinstance(b, tuple):
+            if len(a) != len(b):
+                return False
+            pending.extend(zip(a, b))
+        elif isinstance(a, ADTValue) and isinstance(b, ADTValue):
+            if a.constructor != b.constructor or len(a.fields) != len(b.fields):
+                return False
+            pending.extend(zip(a.fields, b.fields))
+        elif isinstance(a, RefValue) and isinstance(b, RefValue):
+            if a is not b and (id(a), id(b)) not in refs_seen:
+                refs_seen.add((id(a), id(b)))
+                pending.append((a.value, b.value))
+        elif not a == b:
+            return False
+    return True
