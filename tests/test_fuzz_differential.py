@@ -163,6 +163,20 @@ def test_random_programs_on_native_backends(backend):
     assert sum(r.status == "match" for r in results) >= 5
 
 
+def test_jobs_split_the_seeds_and_merge_the_tallies(tmp_path, capsys):
+    """`--jobs 2` runs two workers on disjoint seed ranges; the parent's table counts every program once."""
+    from transpile.testing.fuzz.cli import main
+
+    code = main(["differential", "--programs", "6", "--seed", "3", "--backends", "python", "--jobs", "2",
+                 "--out", str(tmp_path)])  # fmt: skip
+    table = capsys.readouterr().out
+    rows = {line.split()[0]: line.split()[1:] for line in table.splitlines() if line.startswith(("interpreter", "python"))}
+    assert code == 0, table
+    assert sum(map(int, rows["interpreter"][:-1])) == 6
+    assert sum(map(int, rows["python"][:-1])) == 6
+    assert "6 programs in" in table
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["python", *NATIVE])
 def test_random_programs_long(backend):

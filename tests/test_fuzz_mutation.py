@@ -17,13 +17,9 @@ from transpile.testing.fuzz.mutation import (
     run_mutation_fuzz,
 )
 
-# Location-less errors known and tracked (regex of the message -> the issue item). Mutants hitting one
-# are counted as "known_gap" in the report, not hidden; test_known_location_gaps checks each directly.
-KNOWN_LOCATION_GAPS = {
-    r"can only be called, not used as a value": "issue 12 item 15: a bare operator name used as a value has no location",
-}
-
-_ITEM_15 = KNOWN_LOCATION_GAPS[r"can only be called, not used as a value"]
+# Location-less errors known and tracked (regex of the message -> why). Mutants hitting one are counted
+# as "known_gap" in the report, not hidden. None are known today.
+KNOWN_LOCATION_GAPS: dict[str, str] = {}
 
 # (text, kind): each must raise a TranspileError with a location; the known gaps are strict xfails.
 GAP_EXAMPLES = [
@@ -33,13 +29,8 @@ GAP_EXAMPLES = [
         "module",
         id="bare-operator-let",
     ),
-    pytest.param("add", "expr", marks=pytest.mark.xfail(reason=_ITEM_15, strict=True), id="bare-operator-expression"),
-    pytest.param(
-        "qnn.quantize",
-        "expr",
-        marks=pytest.mark.xfail(reason=_ITEM_15, strict=True),
-        id="bare-dotted-operator-expression",
-    ),
+    pytest.param("add(add)", "expr", id="operator-as-argument"),
+    pytest.param("let.let(1)", "expr", id="unknown-namespaced-operator-call"),
     pytest.param(
         '#[version = "0.0.5"]\ndef @main(%x: float32) -> float32 {\n  %y\n}\n', "module", id="unknown-variable"
     ),
@@ -62,6 +53,15 @@ def test_errors_have_locations(text, kind):
     with pytest.raises(TranspileError) as info:
         check_source(text, kind)
     assert info.value.span is not None, f"no location: {info.value.message}"
+
+
+@pytest.mark.parametrize("name", ["add", "nn.conv2d", "qnn.quantize"])
+def test_an_operator_name_alone_parses_to_the_operator(name):
+    """parse_expr("add") is Op add, as in TVM: an API value, not a program to type-check."""
+    from transpile.relay import Op, parse_expr
+
+    assert isinstance(parse_expr(name), Op) and parse_expr(name).name == name
+    assert check_source(name, "expr") is None
 
 
 def test_mutations_are_deterministic_and_change_the_text():

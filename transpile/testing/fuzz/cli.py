@@ -1,6 +1,6 @@
 """Command line of the fuzzers: `python -m transpile.testing.fuzz differential|mutation|replay|show`.
 
-python -m transpile.testing.fuzz differential --programs 10000 --backends python,cpp,tir --seed 0
+python -m transpile.testing.fuzz differential --programs 10000 --backends python,cpp,tir --seed 0 --jobs 2
 python -m transpile.testing.fuzz mutation --mutants 10000 --seed 0
 python -m transpile.testing.fuzz replay fuzz-out/cpp-mismatch-seed17.relay --backends cpp
 python -m transpile.testing.fuzz shrink fuzz-out/cpp-mismatch-seed17.relay --backend cpp
@@ -25,6 +25,8 @@ def _log(message: str) -> None:
 
 
 def differential(opts) -> int:
+    if opts.jobs > 1:
+        return _differential_jobs(opts)
     from .differential import REFERENCE, BackendRunner, differential_batch, run_reference
     from .generator import GeneratorConfig, generate_program
     from .report import Tally, write_reproduction
@@ -79,10 +81,67 @@ def differential(opts) -> int:
             )
             _log(f"[fuzz] {done}/{len(seeds)} programs, {now - start:.0f} s | {rates} | failures {tally.failures}")
     wall = time.perf_counter() - start
+    if opts.tally_file:
+        Path(opts.tally_file).write_text(tally.to_json())
     print(tally.table(done, wall))
     if tally.failures:
         print(f"reproductions in {out_dir}/")
     return 1 if tally.failures else 0
+
+
+def _differential_jobs(opts) -> int:
+    """Split the seeds into `--jobs` contiguous ranges, one worker process each, and merge their tallies.
+
+    Kernel builds (TVM, g++) are single-threaded, so on an n-core machine n jobs run ~n times as many
+    programs per second; a worker's progress lines are prefixed with its seed range."""
+    import subprocess
+    import tempfile
+    import threading
+
+    from .differential import REFERENCE
+    from .report import Tally
+
+    backends = [b for b in opts.backends.split(",") if b and b != REFERENCE]
+    jobs = min(opts.jobs, opts.programs)
+    bounds = [opts.seed + opts.programs * i // jobs for i in range(jobs + 1)]
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="fuzz-jobs-") as tmp:
+        workers = []
+        for i in range(jobs):
+            first, count = bounds[i], bounds[i + 1] - bounds[i]
+            tally_file = Path(tmp) / f"tally{i}.json"
+            command = [
+                sys.executable, "-m", "transpile.testing.fuzz", "differential",
+                "--programs", str(count), "--seed", str(first), "--backends", opts.backends,
+                "--batch-size", str(opts.batch_size), "--first-order-share", str(opts.first_order_share),
+                "--out", opts.out, "--time-limit", str(opts.time_limit), "--isolate", opts.isolate,
+                "--tally-file", str(tally_file),
+            ]  # fmt: skip
+            process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            relay = threading.Thread(target=_relay_lines, args=(process.stderr, f"[job {first}-{first + count - 1}] "))
+            relay.start()
+            workers.append((process, relay, tally_file))
+        tally = Tally([REFERENCE] + backends)
+        crashed = []
+        for process, relay, tally_file in workers:
+            process.wait()
+            relay.join()
+            if tally_file.exists():
+                tally.merge(tally_file.read_text())
+            else:
+                crashed.append(process.returncode)
+    print(tally.table(opts.programs, time.perf_counter() - start))
+    if crashed:
+        print(f"{len(crashed)} worker(s) ended without a tally (exit codes {crashed}): see their output above")
+    if tally.failures:
+        print(f"reproductions in {opts.out}/")
+    return 1 if tally.failures or crashed else 0
+
+
+def _relay_lines(stream, prefix: str) -> None:
+    for line in stream:
+        sys.stderr.write(prefix + line)
+        sys.stderr.flush()
 
 
 def _record_failure(result, runner, out_dir: Path, written: dict, write_reproduction) -> None:
@@ -237,6 +296,8 @@ def main(argv=None) -> int:
         "--isolate", choices=["native", "always", "never"], default="native",
         help="run backends in a worker process, so a crash is a reported failure (default: cpp and tir)",
     )  # fmt: skip
+    diff.add_argument("--jobs", type=int, default=1, help="worker processes, each a contiguous range of seeds")
+    diff.add_argument("--tally-file", default=None, help=argparse.SUPPRESS)  # a --jobs worker's result
     mut = commands.add_parser("mutation", help="mutated corpus programs through the parser and type checker")
     mut.add_argument("--mutants", type=int, default=1000)
     mut.add_argument("--seed", type=int, default=0)

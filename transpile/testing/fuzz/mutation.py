@@ -74,7 +74,7 @@ def _init_module(init: str | None):
 
 def check_source(text: str, kind: str = "module", init: str | None = None, source_name: str = "mutant"):
     """Parse and type-check `text`; returns None when it is a valid program (or raises)."""
-    from ...relay import parse, parse_expr
+    from ...relay import Op, parse, parse_expr
     from ...relay.transform import InferType
     from ...relay.typing import infer_type_expr
 
@@ -82,7 +82,12 @@ def check_source(text: str, kind: str = "module", init: str | None = None, sourc
     if kind == "module":
         InferType()(parse(text, source_name=source_name, init_module=init_module))
     else:
-        infer_type_expr(parse_expr(text, source_name=source_name, init_module=init_module), init_module)
+        expr = parse_expr(text, source_name=source_name, init_module=init_module)
+        if isinstance(expr, Op):
+            # The whole text is an operator's name: parse_expr returns the Op, as TVM's does. It is
+            # not a program to type-check (an Op is a shared node with no source location).
+            return
+        infer_type_expr(expr, init_module)
 
 
 def default_corpus_dir() -> Path | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import json
 import re
 import shlex
 import sys
@@ -23,19 +24,39 @@ class Tally:
         self.backends = list(backends)
         self.counts = {b: collections.Counter() for b in self.backends}
         self.seconds = collections.Counter()
-        self.classes: dict[str, list] = collections.defaultdict(list)  # error_key -> [CaseResult]
+        self.classes: dict[str, list] = collections.defaultdict(list)  # error_key -> [seed]
         self.unsupported = collections.Counter()
 
     def add(self, result) -> None:
         self.counts[result.backend][result.status] += 1
         if result.failed:
-            self.classes[f"{result.backend} {error_key(result.status, result.detail)}"].append(result)
+            self.classes[f"{result.backend} {error_key(result.status, result.detail)}"].append(result.program.seed)
         elif result.status in ("unsupported", "skipped"):
             self.unsupported[f"{result.backend} {error_key(result.status, result.detail)}"] += 1
 
     @property
     def failures(self) -> int:
         return sum(len(v) for v in self.classes.values())
+
+    def to_json(self) -> str:
+        """Everything `merge` needs: worker processes of a `--jobs` run send their tally to the parent."""
+        return json.dumps(
+            {
+                "counts": {b: dict(c) for b, c in self.counts.items()},
+                "seconds": dict(self.seconds),
+                "classes": dict(self.classes),
+                "unsupported": dict(self.unsupported),
+            }
+        )
+
+    def merge(self, text: str) -> None:
+        data = json.loads(text)
+        for backend, counts in data["counts"].items():
+            self.counts.setdefault(backend, collections.Counter()).update(counts)
+        self.seconds.update(data["seconds"])
+        for key, seeds in data["classes"].items():
+            self.classes[key] += seeds
+        self.unsupported.update(data["unsupported"])
 
     def table(self, programs: int, wall: float) -> str:
         columns = [s for s in STATUSES]
@@ -53,7 +74,7 @@ class Tally:
         if self.classes:
             lines.append("failure classes:")
             for key, results in sorted(self.classes.items(), key=lambda kv: -len(kv[1])):
-                seeds = ", ".join(str(r.program.seed) for r in results[:6])
+                seeds = ", ".join(str(seed) for seed in sorted(results)[:6])
                 lines.append(f"  {len(results):6d}  {key}  (seeds {seeds}{', ...' if len(results) > 6 else ''})")
         return "\n".join(lines)
 
