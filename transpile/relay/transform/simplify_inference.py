@@ -94,8 +94,8 @@ def group_norm_to_arithmetic(args, attrs, data_type: TensorType, span=None):
     groups = attrs.num_groups
     grouped = shape[:axis] + (groups, shape[axis] // groups) + shape[axis + 1 :]
     reduced = [i for i in range(1, ndim + 1) if i != axis]
-    out = _normalize(call, call("reshape", data, newshape=grouped), reduced, attrs.epsilon, data_type.dtype)
-    out = call("reshape", out, newshape=shape)
+    out = _normalize(call, call("reshape", data, newshape=grouped, allowzero=True), reduced, attrs.epsilon, data_type.dtype)
+    out = call("reshape", out, newshape=shape, allowzero=True)
     return _scale_and_center(call, out, gamma, beta, attrs, ndim, axis)
 
 

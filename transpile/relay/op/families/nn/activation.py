@@ -60,6 +60,8 @@ def _prelu_impl(args, attrs, out_type):
 
 def _softmax_impl(args, attrs, out_type):
     x = args[0]
+    if x.size == 0:  # nothing to normalize (np.max of an empty axis has no identity)
+        return x.copy()
     shifted = x - np.max(x, axis=attrs.axis, keepdims=True)
     exp = np.exp(shifted)
     return (exp / np.sum(exp, axis=attrs.axis, keepdims=True)).astype(x.dtype)
@@ -67,6 +69,8 @@ def _softmax_impl(args, attrs, out_type):
 
 def _log_softmax_impl(args, attrs, out_type):
     x = args[0]
+    if x.size == 0:
+        return x.copy()
     shifted = x - np.max(x, axis=attrs.axis, keepdims=True)
     return (shifted - np.log(np.sum(np.exp(shifted), axis=attrs.axis, keepdims=True))).astype(x.dtype)
 
