@@ -163,6 +163,17 @@ def test_random_programs_on_native_backends(backend):
     assert sum(r.status == "match" for r in results) >= 5
 
 
+def test_an_error_only_in_dead_code_is_judged_on_the_optimized_module():
+    """Seed 1075: `take` from an empty axis in an unused let raises on the interpreter; optimized away
+    (pure, as in TVM), the backend's value must equal the interpreter's on the optimized module."""
+    program = generate_program(1075)
+    references = run_reference(BackendRunner("interpreter"), [program])
+    assert references[0].is_error
+    [result] = differential_batch([program], references, BackendRunner("python"), 40)
+    assert result.status == "dead_error", result.detail
+    assert not result.failed
+
+
 def test_jobs_split_the_seeds_and_merge_the_tallies(tmp_path, capsys):
     """`--jobs 2` runs two workers on disjoint seed ranges; the parent's table counts every program once."""
     from transpile.testing.fuzz.cli import main

@@ -17,6 +17,7 @@ __all__ = ["ErrorInfo", "Outcome", "classify", "FAILURES", "STATUSES", "compare_
 STATUSES = (
     "match",  # same value as the interpreter
     "agree_error",  # the interpreter raised a TranspileError, the backend too
+    "dead_error",  # the interpreter raised only in dead code the optimizer removes; the backend matches it there
     "skipped",  # the program needs a feature the backend does not declare (closures on tir...)
     "unsupported",  # the backend raised UnsupportedFeatureError
     "mismatch",  # a different value
