@@ -142,3 +142,32 @@ def test_odd_sizes_get_whole_vectors_and_compute_right(tmp_path, rows, k, units)
     args = random_args(kernel)
     expected = relay.evaluate(kernel.body, *args)
     np.testing.assert_allclose(run_kernel(library, kernel, args)[0], expected, rtol=1e-4, atol=1e-4)
+
+
+def _nan_propagating_chain(a, b, depth=14):
+    x = a
+    for i in range(depth):
+        x = relay.maximum(relay.minimum(x, b), relay.const(0.1 * i, F32)) if i % 2 else relay.nn.relu(relay.maximum(x, b))
+    return x
+
+
+@pytest.mark.parametrize("reduce", [False, True], ids=["elementwise", "argmax"])
+def test_inlining_never_grows_expressions_exponentially(reduce, tmp_path):
+    """maximum/minimum/relu read each operand 2-3 times (NaN propagation): fully inlined, a chain of
+    14 made ~3**14 copies of the input. Intermediates past MAX_INLINED_NODES stay blocks; the
+    result is still scheduled (vectorized) and computes the same."""
+    def build(a, b):
+        chain = _nan_propagating_chain(a, b)
+        return relay.argmax(chain, axis=[1]) if reduce else chain
+
+    kernel, function = make_kernel("fused_chain", build, T((4, 64), F32), T((4, 64), F32))
+    mod, kind = choose_schedule(lower_kernel(kernel, schedule=False), kernel, host_target())
+    assert kind != "none"
+    # 10 KB of TIR script for 7 levels with the limit, 73 MB without; 14 levels here
+    assert len(mod[kernel.name].script()) < 100_000
+    library = build_kernels([kernel], tmp_path)
+    args = random_args(kernel)
+    args[0][0, :3] = [np.nan, -0.0, np.inf]
+    expected = relay.evaluate(function, *args)
+    [got] = run_kernel(library, kernel, args)
+    np.testing.assert_array_equal(got, expected)

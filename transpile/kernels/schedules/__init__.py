@@ -21,7 +21,7 @@ that fails too the kernel stays unscheduled (logged at debug level).
 from __future__ import annotations
 
 from ...relay.op.registry import OpPattern
-from .common import Ctx, blocks, inline_intermediates, is_reduction, log, schedule_remaining
+from .common import Ctx, any_inlining_duplicates_too_much, blocks, inline_intermediates, is_reduction, log, schedule_remaining
 from .conv import is_conv2d_nchw, schedule_conv2d_nchw
 from .conv_packed import PAD_BLOCK, is_conv2d_nchwc, is_depthwise_nchwc, schedule_conv2d_nchwc, schedule_depthwise_nchwc
 from .depthwise import DEPTHWISE_PAD_BLOCK, is_depthwise_nchw, schedule_depthwise_nchw
@@ -91,7 +91,9 @@ def _specific(func, kernel, target):
     import tvm
 
     name = kernel.name
-    if kernel.pattern in (OpPattern.COMM_REDUCE, OpPattern.OPAQUE):
+    if kernel.pattern in (OpPattern.COMM_REDUCE, OpPattern.OPAQUE) and not any_inlining_duplicates_too_much(
+        _new_schedule(func, name)
+    ):  # dlight inlines every producer: when that would blow up, our own inlining keeps some blocks
         sch = _dlight_reduction(func, target)
         if sch is not None:
             (scheduled,) = sch.mod.functions.values()

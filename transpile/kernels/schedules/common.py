@@ -109,11 +109,74 @@ def inline_intermediates(ctx: Ctx, keep=()) -> None:
             name = ctx.name(block)
             if name in keep or name in outputs or is_reduction(sch, block):
                 continue
+            if inlining_duplicates_too_much(sch, block):
+                log.debug("%s stays a block: inlining would copy its expression too often", name)
+                continue
             try:
                 sch.compute_inline(block)
                 changed = True
             except Exception as exc:  # noqa: BLE001 - a schedule primitive's precondition failed
                 log.debug("compute_inline(%s) failed: %s", name, exc)
+
+
+# An inlined producer is copied into its consumer once per load. NaN-propagating forms read an
+# operand two or three times (maximum: select(isnan(a), a, select(isnan(b), b, max(a, b)))), so a
+# fused chain of them grows exponentially once inlined: a 9-operator chain made 68 KB of TIR and
+# 30 s in TVM's simplifier, longer ones never finished building. Past this size a producer read
+# more than once stays a block of its own (an intermediate buffer) instead.
+MAX_INLINED_NODES = 256
+
+
+def inlining_duplicates_too_much(sch, block) -> bool:
+    """Whether inlining `block` would make a consumer reading it more than once exceed MAX_INLINED_NODES."""
+    from tvm import tirx
+
+    store = sch.get(block).body
+    if not isinstance(store, tirx.BufferStore):
+        return False
+    size, _ = expression_stats(store.value)
+    for consumer in sch.get_consumers(block):
+        consumer_size, loads = expression_stats(sch.get(consumer).body, store.buffer)
+        if loads > 1 and consumer_size + (size - 1) * loads > MAX_INLINED_NODES:
+            return True
+    return False
+
+
+def any_inlining_duplicates_too_much(sch) -> bool:
+    return any(inlining_duplicates_too_much(sch, block) for block in blocks(sch))
+
+
+_CHILD_FIELDS = (
+    "a", "b", "condition", "true_value", "false_value", "value", "body", "args", "indices", "vectors",
+    "seq", "then_case", "else_case",
+)  # fmt: skip
+
+
+def expression_stats(node, buffer=None) -> tuple[int, int]:
+    """(nodes in a TIR expression or statement, loads of `buffer` in it). TVM 0.27's Python API
+    has no TIR visitor: this walks the nodes' fields."""
+    from tvm.ir.expr import Expr, TensorLoad  # a BufferLoad, whose buffer is `source`
+    from tvm.tirx.stmt import Stmt
+
+    nodes = loads = 0
+    pending = [node]
+    while pending:
+        node = pending.pop()
+        nodes += 1
+        if isinstance(node, TensorLoad) and buffer is not None and node.source.same_as(buffer):
+            loads += 1
+        for field in _CHILD_FIELDS:
+            child = getattr(node, field, None)
+            if child is None or isinstance(child, (int, float, str)):
+                continue
+            if isinstance(child, (Expr, Stmt)):
+                pending.append(child)
+            else:
+                try:
+                    pending.extend(c for c in child if isinstance(c, (Expr, Stmt)))
+                except TypeError:  # a field of that name that holds no nodes
+                    pass
+    return nodes, loads
 
 
 def reverse_inline_consumers(ctx: Ctx, producer) -> None:
