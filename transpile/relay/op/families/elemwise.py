@@ -23,7 +23,7 @@ from ...ty import TensorType
 from ..common import broadcast_shapes, fmt_type, same_dtype
 from ..registry import AttrField, OpDef, OpPattern, RelationError, REQUIRED, register
 from .support import as_out, is_float, is_integral, quiet, tensor_args, to_dtype, to_float, to_int
-from .te_support import bits_of, broadcast_compute, dtype_of, logical_not, map_compute
+from .te_support import bits_of, broadcast_compute, dtype_of, known_constant, logical_not, map_compute
 from .te_support import cast as te_cast
 from .te_support import const as te_const
 
@@ -493,7 +493,29 @@ def _te_negative(v):
         return v
     if is_float(dtype):
         return v * tirx.const(-1.0, dtype)  # IEEE negation: -(+0) is -0, which 0 - x is not
-    return tirx.const(0, dtype) - v
+    return _te_int_subtract(tirx.const(0, dtype), v)
+
+
+def _te_int_subtract(a, b):
+    """a - b for integers, wrapping. A 32- or 64-bit unsigned difference is taken in the signed
+    type of its width: TVM marks those unsigned subtractions `nuw` (no wrap) for LLVM, which then
+    folds `0 - x` to 0. Known constants are converted (or the difference folded) here: TVM's own
+    folds of a cast do not wrap (2**31 is no int32 to it, nor -5 a uint32)."""
+    dtype = dtype_of(a)
+    if not (dtype.startswith("uint") and bits_of(dtype) >= 32):
+        return a - b
+    known_a, known_b = known_constant(a), known_constant(b)
+    if known_a is not None and known_b is not None:
+        with np.errstate(over="ignore"):
+            return te_const((known_a - known_b).item(), dtype)
+    signed = "int" + dtype[len("uint") :]
+
+    def as_signed(value, known):
+        if known is None:
+            return value.astype(signed)
+        return te_const(known.reshape(1).view(signed)[0].item(), signed)
+
+    return (as_signed(a, known_a) - as_signed(b, known_b)).astype(dtype)
 
 
 def _te_float_subtract(a, b):
@@ -513,27 +535,50 @@ def _te_unary(name):
     return te_impl
 
 
+def _nontrapping_divisor(b):
+    """b, except 1 where dividing by b could trap: b = 0, and b = -1 for signed types (MIN / -1).
+
+    The test is opaque to TVM's simplifier: the bits of b converted to a float, reinterpreted
+    (exact: only 0 converts to +0.0, whose bits are 0, and only -1 to -1.0). Spelled `b == 0`, it
+    was folded away: the simplifier rewrites the false branch of the callers' `select(b == 0, 0,
+    ...)`, and the branches of any select around the operator (`where(b != 0, a / b, 0)`),
+    assuming the select's condition, and a value bound such as b in [0, 255] turns a bit trick on
+    b back into `b == 0`. A vectorized select evaluates both of its sides, so the unguarded
+    division ran for the lanes where b was 0: SIGFPE (fuzz seed 6112). A float, not b itself, is
+    reinterpreted: TVM's LLVM codegen aborts on a reinterpreted integer literal 0, which b becomes
+    once a zero fill is inlined.
+    """
+    from tvm import tirx
+
+    dtype = dtype_of(b)
+    float_dtype = "float64" if bits_of(dtype) > 32 else "float32"
+    bits_dtype = "int64" if float_dtype == "float64" else "int32"
+    pattern = tirx.reinterpret(bits_dtype, b.astype(float_dtype))
+    special = pattern == tirx.const(0, bits_dtype)
+    if dtype.startswith("int"):
+        minus_one = np.array(-1.0, float_dtype).view(bits_dtype).item()
+        special = tirx.Or(special, pattern == tirx.const(minus_one, bits_dtype))
+    return tirx.Select(special, tirx.const(1, dtype), b)
+
+
 def _te_safe_int_div(a, b, div):
     """Integer division that never traps: x / 0 gives 0 and MIN / -1 wraps to MIN, as in numpy."""
     from tvm import tirx
 
-    zero, one = tirx.const(0, dtype_of(a)), tirx.const(1, dtype_of(a))
+    zero = tirx.const(0, dtype_of(a))
+    quotient = div(a, _nontrapping_divisor(b))
     if not dtype_of(a).startswith("int"):
-        return tirx.Select(b == zero, zero, div(a, tirx.Select(b == zero, one, b)))
+        return tirx.Select(b == zero, zero, quotient)
     minus_one = tirx.const(-1, dtype_of(a))
-    safe = tirx.Select(tirx.Or(b == zero, b == minus_one), one, b)
-    return tirx.Select(b == zero, zero, tirx.Select(b == minus_one, zero - a, div(a, safe)))
+    return tirx.Select(b == zero, zero, tirx.Select(b == minus_one, zero - a, quotient))
 
 
 def _te_safe_int_mod(a, b, mod):
+    """Integer remainder that never traps: x % 0 gives 0, and x % -1 is 0 (MIN % -1 would trap)."""
     from tvm import tirx
 
-    zero, one = tirx.const(0, dtype_of(a)), tirx.const(1, dtype_of(a))
-    safe = tirx.Select(b == zero, one, b)
-    if dtype_of(a).startswith("int"):
-        # x % -1 is 0; computing it would trap for MIN.
-        safe = tirx.Select(b == tirx.const(-1, dtype_of(a)), one, safe)
-    return tirx.Select(b == zero, zero, mod(a, safe))
+    zero = tirx.const(0, dtype_of(a))
+    return tirx.Select(b == zero, zero, mod(a, _nontrapping_divisor(b)))
 
 
 def _te_shift(name):
@@ -589,7 +634,7 @@ def _te_binary_fn(name):
 
     table = {
         "add": lambda a, b: tirx.Or(a, b) if dtype_of(a) == "bool" else a + b,
-        "subtract": lambda a, b: _te_float_subtract(a, b) if is_float(dtype_of(a)) else a - b,
+        "subtract": lambda a, b: _te_float_subtract(a, b) if is_float(dtype_of(a)) else _te_int_subtract(a, b),
         "multiply": lambda a, b: tirx.And(a, b) if dtype_of(a) == "bool" else a * b,
         "maximum": lambda a, b: nan_max(a, b),
         "minimum": lambda a, b: nan_min(a, b),
