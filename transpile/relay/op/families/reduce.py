@@ -20,7 +20,7 @@ from .support import (
     to_optional_int_list,
 )
 from .scan_te import scan
-from .te_support import broadcast_index, comm_reducer, is_static, map_compute, reduce_compute, require
+from .te_support import broadcast_index, comm_reducer, is_static, known_constant, map_compute, reduce_compute, require
 from .te_support import cast as te_cast
 
 __all__ = ["reduce_axes", "reduce_shape", "std", "logsumexp"]
@@ -286,9 +286,47 @@ def _te_reduce(kind):
                 x, axes, attrs.keepdims, _te_reducer(kind, "bool"), f"T_{kind}_red", lambda v: te_cast(v, "bool"), empty
             )
             return map_compute(red, lambda v: te_cast(v, out_type.dtype), f"T_{kind}")
+        if kind in ("sum", "prod"):
+            folded = _te_folded_integer_reduction(x, axes, attrs.keepdims, kind, f"T_{kind}")
+            if folded is not None:
+                return folded
         return reduce_compute(x, axes, attrs.keepdims, _te_reducer(kind, str(x.dtype)), f"T_{kind}", empty=empty)
 
     return te_impl
+
+
+def _te_folded_integer_reduction(x, axes, keepdims, kind, name):
+    """The sum (c * n) or product (c ** n) of n copies of a constant integer c, wrapped in its
+    dtype as the run-time loop wraps; None when `x` is not a known constant (or not integral).
+
+    LLVM would fold the loop itself: TVM marks integer adds and multiplies of 32 and 64 bits as
+    not overflowing (nsw/nuw), so an overflowing constant sum is poison and came out as anything
+    (a sum of four INT_MIN gave INT_MIN, not 0)."""
+    from tvm import te
+
+    from .te_support import const
+
+    dtype = str(x.dtype)
+    if not is_integral(dtype) or not all(is_static(x.shape[a]) for a in axes):
+        return None
+    value = known_constant(x(*([0] * len(x.shape))))
+    if value is None:
+        return None
+    count = 1
+    for a in axes:
+        count *= int(x.shape[a])
+    modulus = 1 << (np.dtype(dtype).itemsize * 8)
+    if kind == "sum":
+        total = int(value) * count % modulus
+    else:
+        total = pow(int(value), count, modulus)
+    result = np.asarray(total, dtype=np.uint64).astype(dtype)  # the low bits, in the dtype
+    fill = const(result.item(), dtype)
+    if keepdims:
+        shape = [1 if i in axes else dim for i, dim in enumerate(x.shape)]
+    else:
+        shape = [dim for i, dim in enumerate(x.shape) if i not in axes]
+    return te.compute(shape, lambda *_: fill, name=name)
 
 
 def _te_empty_value(kind, dtype):
@@ -328,7 +366,9 @@ def _te_mean(inputs, attrs, out_type):
         return _te_reduce("any")(inputs, attrs, out_type)
     if is_integral(str(x.dtype)):
         # The sum wraps in the input dtype, then divides by the count with C (truncating) division.
-        total = reduce_compute(x, axes, attrs.keepdims, _te_sum(), "T_mean_sum")
+        total = _te_folded_integer_reduction(x, axes, attrs.keepdims, "sum", "T_mean_sum")
+        if total is None:
+            total = reduce_compute(x, axes, attrs.keepdims, _te_sum(), "T_mean_sum")
         divisor = tirx.const(max(count, 1), "int64")
 
         def quotient(v):

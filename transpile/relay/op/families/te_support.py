@@ -20,6 +20,8 @@ __all__ = [
     "const",
     "float_zero",
     "int_minimum",
+    "uint_zero",
+    "known_constant",
     "logical_not",
     "cast",
     "is_float_dtype",
@@ -222,7 +224,8 @@ def bits_of(dtype: str) -> int:
 
 
 def const(value, dtype: str):
-    """A literal; a float zero is `float_zero`, a signed integer's minimum `int_minimum` (see there)."""
+    """A literal; a float zero is `float_zero`, a signed integer's minimum `int_minimum`, an
+    unsigned zero `uint_zero` (see there)."""
     from tvm import tirx
 
     if dtype == "bool":
@@ -232,7 +235,73 @@ def const(value, dtype: str):
         return float_zero(dtype, negative=math.copysign(1.0, value) < 0) if value == 0 else tirx.const(value, dtype)
     if is_signed_dtype(dtype) and int(value) == -(1 << (bits_of(dtype) - 1)):
         return int_minimum(dtype)
+    if dtype.startswith("uint") and int(value) == 0:
+        return uint_zero(dtype)
     return tirx.const(int(value), dtype)
+
+
+def uint_zero(dtype: str):
+    """An unsigned 0 that TVM's simplifier cannot see: all ones (a reinterpreted -1) xor all ones.
+
+    TVM's simplifier treats unsigned integers as if they could not wrap: a literal 0u minuend
+    aborts the build ("Minuend's value is 0U ... negative uint") and `0u - x` is bounded to [0, 0],
+    i.e. folded to 0. (Not a reinterpreted 0: TVM's LLVM codegen takes that for a null pointer.)
+    """
+    from tvm import tirx
+
+    bits = bits_of(dtype)
+    all_ones = tirx.reinterpret(dtype, tirx.const(-1, f"int{bits}"))
+    return all_ones ^ tirx.const((1 << bits) - 1, dtype)
+
+
+def known_constant(expr):
+    """The value (a 0-d numpy array) `expr` has wherever it is evaluated, when that is evident: a
+    literal, a reinterpreted or cast one, or a read of a tensor computed as one (a fill, and
+    reshapes, broadcasts or casts of it). None otherwise.
+
+    Once kernels are inlined, TVM's simplifier and LLVM see such values as constants: lowerings
+    use this to keep them out of folds that do not follow numpy (see `cast`).
+    """
+    import numpy as np
+    from tvm import te, tirx
+
+    while True:
+        if not hasattr(expr, "ty") and hasattr(expr, "asobject"):  # a TensorSlice, x[i]
+            expr = expr.asobject()
+        if isinstance(expr, (tirx.IntImm, tirx.FloatImm)):
+            dtype = dtype_of(expr)
+            return None if dtype.startswith("bfloat") else np.asarray(expr.value).astype(dtype)
+        if isinstance(expr, tirx.Cast):
+            inner = known_constant(expr.value)
+            return None if inner is None else _numpy_cast(inner, dtype_of(expr))
+        op_name = getattr(getattr(expr, "op", None), "name", None)
+        if op_name == "tirx.reinterpret":
+            inner = known_constant(expr.args[0])
+            dtype = dtype_of(expr)
+            if inner is None or dtype.startswith("bfloat") or inner.dtype.itemsize * 8 != bits_of(dtype):
+                return None
+            return inner.reshape(1).view(dtype).reshape(())
+        if op_name != "te.tensor_load":
+            return None
+        tensor = expr.args[0]
+        op = tensor.op
+        if not isinstance(op, te.ComputeOp) or len(op.reduce_axis):
+            return None
+        expr = op.body[tensor.value_index]
+
+
+def _numpy_cast(value, dtype: str):
+    """numpy's astype as the registry's cast does it (floats to integers by float_to_integer)."""
+    import numpy as np
+
+    from .support import float_to_integer
+
+    if dtype.startswith("bfloat"):
+        return None
+    if value.dtype.kind == "f" and dtype != "bool" and not is_float_dtype(dtype):
+        return float_to_integer(value, dtype)
+    with np.errstate(all="ignore"):
+        return value.astype(dtype)
 
 
 def int_minimum(dtype: str):
@@ -279,6 +348,13 @@ def cast(value, dtype: str):
     source = dtype_of(value)
     if source == dtype:
         return value
+    # A constant is cast here: TVM would fold the cast into a plain literal (a float or unsigned
+    # 0, INT_MIN) that the lowerings of its consumers could no longer keep from TVM's own folds.
+    known = known_constant(value)
+    if known is not None:
+        converted = _numpy_cast(known, dtype)
+        if converted is not None:
+            return const(converted.item(), dtype)
     if dtype == "bool":
         if is_float_dtype(source):
             # LLVM's ordered `!=` (and simplified Not(x == 0)) would turn nan into False.

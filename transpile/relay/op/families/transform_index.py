@@ -18,7 +18,7 @@ from .support import (
     to_int_list,
     to_optional_int_list,
 )
-from .te_support import checked, is_static, require, require_equal, require_values, static_shape
+from .te_support import checked, const, is_static, require, require_equal, require_values, static_shape
 
 __all__ = ["strided_slice_plan"]
 
@@ -458,11 +458,29 @@ def _te_take(inputs, attrs, out_type):
     extent = data.shape[attrs.axis] if attrs.axis is not None else _te_size(data.shape)
     no_indices = [d == 0 for d in indices.shape]
     require(_te_any([extent > 0] + no_indices), "take: cannot do a non-empty take from an empty axis")
+    if is_static(extent) and int(extent) == 0:
+        # The output is empty or the requirement fails: never read. (topi's wrap mode would build
+        # `index % 0`, which TVM's simplifier rejects at compile time.)
+        return _te_take_from_nothing(data, indices, attrs)
     # numpy_impl clips in "fast" mode too (TVM left out-of-bounds fast indices undefined).
     mode = "wrap" if attrs.mode == "wrap" else "clip"
     if attrs.axis is None:
         return topi.take(data, indices, mode=mode)
     return topi.take(data, indices, axis=attrs.axis, batch_dims=attrs.batch_dims, mode=mode)
+
+
+def _te_take_from_nothing(data, indices, attrs):
+    """take's output shape filled with zeros, for an axis (or data) of static size 0."""
+    from tvm import te
+
+    if attrs.axis is None:
+        shape = list(indices.shape)
+    else:
+        axis = attrs.axis % len(data.shape)
+        batch = attrs.batch_dims + len(indices.shape) if attrs.batch_dims < 0 else attrs.batch_dims
+        shape = list(data.shape[:axis]) + list(indices.shape[batch:]) + list(data.shape[axis + 1 :])
+    zero = const(0, str(data.dtype))  # (te_support's: a consumer may divide by it before the check fails)
+    return te.compute(shape, lambda *_: zero, name="T_take")
 
 
 def _te_size(shape):
