@@ -171,3 +171,60 @@ def test_inlining_never_grows_expressions_exponentially(reduce, tmp_path):
     expected = relay.evaluate(function, *args)
     [got] = run_kernel(library, kernel, args)
     np.testing.assert_array_equal(got, expected)
+
+
+def _where_chain_in_conditions(a, b, c, depth=11):
+    x = a
+    for level in range(depth):
+        x = relay.where(relay.greater(x, relay.const(float(level), F32)), b, c)
+    return x
+
+
+def test_inlining_cost_weights_nodes_by_select_condition_depth():
+    """TVM's simplifier re-simplifies a Select's condition per enclosing condition (~5x a level):
+    a Select in a condition costs its nodes 5x, in a branch 1x; a load's weight is its node's."""
+    from tvm import tirx
+
+    from transpile.kernels.schedules.inline_cost import CONDITION_COST_FACTOR as F
+    from transpile.kernels.schedules.inline_cost import expression_cost
+
+    inner, x = (tirx.decl_buffer((8,), F32, name=name) for name in ("inner", "x"))
+    i = tirx.Var("i", "int32")
+    zero = tirx.const(0.0, F32)
+    in_branch = in_condition = inner[i]
+    for _ in range(3):
+        in_branch = tirx.Select(x[i + 1] > zero, in_branch, x[i + 2])
+        in_condition = tirx.Select(in_condition > zero, x[i + 1], x[i + 2])
+    assert expression_cost(in_branch, inner)[1] == 1  # never inside a condition
+    assert expression_cost(in_condition, inner)[1] == F**3
+    assert expression_cost(in_condition)[0] > F**3 > expression_cost(in_branch)[0]
+    assert expression_cost(tirx.if_then_else(inner[i] > zero, inner[i], zero), inner)[1] == F + 1
+
+
+@pytest.mark.parametrize("reduce", [False, True], ids=["elementwise", "argmax"])
+def test_inlining_never_nests_select_conditions_too_deep(reduce, tmp_path):
+    """`where(greater(x, k), y, z)` 11 levels deep, each level read once: fully inlined it is linear
+    in size, but building it never finished (9 levels: 70-80 s). Every block of the scheduled
+    kernel stays within MAX_INLINED_COST (some intermediates stay blocks); results unchanged."""
+    from transpile.kernels.schedules.common import blocks
+    from transpile.kernels.schedules.inline_cost import MAX_INLINED_COST, expression_cost
+
+    def build(a, b, c):
+        chain = _where_chain_in_conditions(a, b, c)
+        return relay.argmax(chain, axis=[1]) if reduce else chain
+
+    kernel, function = make_kernel("fused_where_chain", build, *[T((4, 8), F32)] * 3)
+    mod, kind = choose_schedule(lower_kernel(kernel, schedule=False), kernel, host_target())
+    assert kind != "none"
+    sch = tvm.s_tir.Schedule(mod)
+    sch.work_on(kernel.name)
+    costs = {sch.get(block).name_hint: expression_cost(sch.get(block).body)[0] for block in blocks(sch)}
+    assert max(costs.values()) <= MAX_INLINED_COST, costs
+    # unbounded, the last level alone would cost ~5**11; with the limit 2-3 blocks of a few levels
+    assert 2 <= len(costs) <= 4, costs
+    library = build_kernels([kernel], tmp_path)
+    args = [6 * arg for arg in random_args(kernel)]  # values around the levels' thresholds 0..10
+    args[0][0, :4] = [np.nan, np.inf, 0.0, 10.5]
+    expected = relay.evaluate(function, *args)
+    [got] = run_kernel(library, kernel, args)
+    np.testing.assert_array_equal(got, expected)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from ..target import vector_lanes
+from .inline_cost import inlining_costs_too_much, inlining_everything_costs_too_much
 
 log = logging.getLogger("transpile.kernels.schedules")
 
@@ -134,6 +135,8 @@ def inlining_duplicates_too_much(sch, block) -> bool:
     store = sch.get(block).body
     if not isinstance(store, tirx.BufferStore):
         return False
+    if inlining_costs_too_much(sch, block):  # nested Select conditions: see inline_cost.py
+        return True
     size, _ = expression_stats(store.value)
     for consumer in sch.get_consumers(block):
         consumer_size, loads = expression_stats(sch.get(consumer).body, store.buffer)
@@ -143,6 +146,9 @@ def inlining_duplicates_too_much(sch, block) -> bool:
 
 
 def any_inlining_duplicates_too_much(sch) -> bool:
+    """Also whether inlining every producer at once (dlight does) costs too much, see inline_cost.py."""
+    if inlining_everything_costs_too_much(sch):
+        return True
     return any(inlining_duplicates_too_much(sch, block) for block in blocks(sch))
 
 
