@@ -17,7 +17,7 @@ from ..lir.types import AdtT, ClosureT, RefT, TensorType, TupleT, type_text
 from ..lir.walk import iter_lets
 from ..relay.ty import AnyDim
 from ..runtime import ADTValue, RefValue
-from ..runtime.boundary import ALIGNMENT, ArgumentPath, Mismatch, intake_tensor, shape_fits
+from ..runtime.boundary import ALIGNMENT, ArgumentPath, Mismatch, _int_range, intake_tensor, shape_fits
 
 __all__ = [
     "signature_of",
@@ -193,9 +193,15 @@ class Converters:
         shape = ty.shape
         static = not any(isinstance(d, AnyDim) for d in shape)
 
+        # Python ints for 0-d integer tensors (List[int32] items, mostly) skip the generic intake:
+        # one range check and one array, ~0.5 µs instead of ~3.5 µs per value.
+        low, high = _int_range(dtype) if shape == () and dtype.kind in "iu" else (1, 0)
+
         def tensor(value, path):
             if type(value) is np.ndarray:  # the common case stays a single type check
                 array = value
+            elif type(value) is int and low <= value <= high:
+                return np.array(value, dtype)
             else:
                 try:
                     array = intake_tensor(value, dtype, shape)
