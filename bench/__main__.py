@@ -17,6 +17,12 @@ if sys.argv[1:2] == ["kernels"]:  # `python -m bench kernels --model NAME`: time
 
     raise SystemExit(main(sys.argv[2:]))
 
+if sys.argv[1:2] == ["boundary"]:  # `python -m bench boundary`: List conversion per element, calls from threads
+    os.environ["TVM_NUM_THREADS"] = "1"  # one thread per call: the caller's threads are the only parallelism
+    from .boundary import main  # noqa: E402
+
+    raise SystemExit(main(sys.argv[2:]))
+
 if sys.argv[1:2] == ["models"]:  # `python -m bench models`: real models vs ONNX Runtime, PyTorch, torch.compile
     from .models import main  # noqa: E402 - sets its own threads and waits before any library loads
 
