@@ -7,6 +7,8 @@ tests/test_edge_semantics.py):
   (np.maximum: nan in, nan out; relu(-0) and clip(-0, 0, 1) are +0);
 - float mod is C fmod, float floor_mod is np.remainder (exact; a zero result has the divisor's
   sign), float floor_divide is floor(a / b);
+- integer add, subtract, multiply, negative and abs wrap modulo 2**bits in every context (abs and
+  negative of INT_MIN are INT_MIN; the TE lowerings use te_wrapping, see there why);
 - integer division and remainder by 0 give 0, and INT_MIN / -1 wraps to INT_MIN (no trap);
 - float -> integer cast: support.float_to_integer (truncation through a signed register, low
   bits kept; nan, inf and out-of-range values give the register's minimum), never numpy's
@@ -23,9 +25,10 @@ from ...ty import TensorType
 from ..common import broadcast_shapes, fmt_type, same_dtype
 from ..registry import AttrField, OpDef, OpPattern, RelationError, REQUIRED, register
 from .support import as_out, is_float, is_integral, quiet, tensor_args, to_dtype, to_float, to_int
-from .te_support import bits_of, broadcast_compute, dtype_of, known_constant, logical_not, map_compute
+from .te_support import bits_of, broadcast_compute, dtype_of, logical_not, map_compute
 from .te_support import cast as te_cast
 from .te_support import const as te_const
+from .te_wrapping import wrapping_abs, wrapping_add, wrapping_multiply, wrapping_negative, wrapping_subtract
 
 __all__ = ["UNARY_OPS", "BINARY_OPS", "COMPARISON_OPS"]
 
@@ -62,6 +65,8 @@ def broadcast_rel(op_name, out_dtype=None, integral_only=False, allow_bool=True)
     def rel(arg_types, attrs):
         lhs, rhs = tensor_args(arg_types, 2, op_name, ["lhs", "rhs"])
         dtype = same_dtype([lhs, rhs], op_name)
+        if dtype == "bool" and op_name in _NO_BOOL_OPERANDS:
+            raise RelationError(f"{op_name} does not take bool operands; cast them to an integer type")
         if integral_only and not (is_integral(dtype) or (allow_bool and dtype == "bool")):
             # TVM only failed later, when lowering; no kernel exists for float bit operations.
             kinds = "integer or bool" if allow_bool else "integer"
@@ -70,6 +75,12 @@ def broadcast_rel(op_name, out_dtype=None, integral_only=False, allow_bool=True)
         return TensorType(shape, out_dtype or dtype)
 
     return rel
+
+
+# Division and remainder have no bool result: numpy promotes bools (np.floor_divide, np.remainder,
+# np.fmod give int8, np.divide float64), TVM accepted them and then failed lowering (tirx.floordiv
+# of bool), and a bool-valued True // False (a division by zero) would be a third convention.
+_NO_BOOL_OPERANDS = frozenset({"divide", "floor_divide", "trunc_divide", "mod", "trunc_mod", "floor_mod"})
 
 
 def where_rel(arg_types, attrs):
@@ -205,7 +216,7 @@ def _bool_impl(fn):
 
 
 def _trunc_div(a, b):
-    if is_integral(a.dtype.name) or a.dtype == np.bool_:
+    if is_integral(a.dtype.name):
         # C semantics: the quotient rounds toward zero (numpy's // floors).
         q = np.floor_divide(a, b)
         r = np.remainder(a, b)
@@ -456,7 +467,7 @@ def _te_unary_fn(name):
     if name == "negative":
         return _te_negative
     if name == "abs":
-        return lambda v: v if dtype_of(v) == "bool" or dtype_of(v).startswith("uint") else tirx.abs(v)
+        return lambda v: v if dtype_of(v) == "bool" else (tirx.abs(v) if is_float(dtype_of(v)) else wrapping_abs(v))
     if name == "sign":
 
         def sign(v):
@@ -493,29 +504,7 @@ def _te_negative(v):
         return v
     if is_float(dtype):
         return v * tirx.const(-1.0, dtype)  # IEEE negation: -(+0) is -0, which 0 - x is not
-    return _te_int_subtract(tirx.const(0, dtype), v)
-
-
-def _te_int_subtract(a, b):
-    """a - b for integers, wrapping. A 32- or 64-bit unsigned difference is taken in the signed
-    type of its width: TVM marks those unsigned subtractions `nuw` (no wrap) for LLVM, which then
-    folds `0 - x` to 0. Known constants are converted (or the difference folded) here: TVM's own
-    folds of a cast do not wrap (2**31 is no int32 to it, nor -5 a uint32)."""
-    dtype = dtype_of(a)
-    if not (dtype.startswith("uint") and bits_of(dtype) >= 32):
-        return a - b
-    known_a, known_b = known_constant(a), known_constant(b)
-    if known_a is not None and known_b is not None:
-        with np.errstate(over="ignore"):
-            return te_const((known_a - known_b).item(), dtype)
-    signed = "int" + dtype[len("uint") :]
-
-    def as_signed(value, known):
-        if known is None:
-            return value.astype(signed)
-        return te_const(known.reshape(1).view(signed)[0].item(), signed)
-
-    return (as_signed(a, known_a) - as_signed(b, known_b)).astype(dtype)
+    return wrapping_negative(v)
 
 
 def _te_float_subtract(a, b):
@@ -561,16 +550,43 @@ def _nontrapping_divisor(b):
     return tirx.Select(special, tirx.const(1, dtype), b)
 
 
+def _opaque_divisor(b):
+    """b, in a form TVM's simplifier cannot fold to a literal 0; LLVM folds it back to b for free.
+
+    TVM aborts the build on a division or remainder by a literal 0 ("Divide by zero", from its
+    constant folder), and its simplifier makes such literals of values the registry defines at run
+    time: x && False, x != x, where(False, x, 0), casts of those (x * 0 and x - x too, unless
+    they wrap in a wider type), and, in a branch it has decided, a guarded divisor
+    `select(special, 1, b)` whose test it took as an assumption: in mod(x, mod(3, 0)) the inner
+    guard's test is the outer one's, so the inner divisor folds to 0. The operands' own constants
+    (te_support.float_zero) cannot cover what TVM derives itself. A float goes through its bits
+    (reinterpreted there and back; a reinterpreted float literal 0 is fine for TVM's LLVM codegen,
+    an integer one is not: it takes it for a null pointer), an integer is xor-ed with a 0 TVM
+    cannot see (all ones reinterpreted, xor all ones).
+    """
+    from tvm import tirx
+
+    dtype = dtype_of(b)
+    bits = bits_of(dtype)
+    if is_float(dtype):
+        return tirx.reinterpret(dtype, tirx.reinterpret(f"int{bits}", b))
+    if dtype.startswith("uint"):
+        all_ones, ones_literal = tirx.const(-1, f"int{bits}"), tirx.const((1 << bits) - 1, dtype)
+    else:
+        all_ones, ones_literal = tirx.const((1 << bits) - 1, f"uint{bits}"), tirx.const(-1, dtype)
+    return b ^ (tirx.reinterpret(dtype, all_ones) ^ ones_literal)
+
+
 def _te_safe_int_div(a, b, div):
     """Integer division that never traps: x / 0 gives 0 and MIN / -1 wraps to MIN, as in numpy."""
     from tvm import tirx
 
     zero = tirx.const(0, dtype_of(a))
-    quotient = div(a, _nontrapping_divisor(b))
+    quotient = div(a, _opaque_divisor(_nontrapping_divisor(b)))
     if not dtype_of(a).startswith("int"):
         return tirx.Select(b == zero, zero, quotient)
     minus_one = tirx.const(-1, dtype_of(a))
-    return tirx.Select(b == zero, zero, tirx.Select(b == minus_one, zero - a, quotient))
+    return tirx.Select(b == zero, zero, tirx.Select(b == minus_one, wrapping_negative(a), quotient))
 
 
 def _te_safe_int_mod(a, b, mod):
@@ -578,7 +594,7 @@ def _te_safe_int_mod(a, b, mod):
     from tvm import tirx
 
     zero = tirx.const(0, dtype_of(a))
-    return tirx.Select(b == zero, zero, mod(a, _nontrapping_divisor(b)))
+    return tirx.Select(b == zero, zero, mod(a, _opaque_divisor(_nontrapping_divisor(b))))
 
 
 def _te_shift(name):
@@ -630,12 +646,13 @@ def _te_binary_fn(name):
         return a == b
 
     def floor_of_div(a, b):
-        return tirx.floor(a / b)
+        return tirx.floor(a / _opaque_divisor(b))
 
     table = {
-        "add": lambda a, b: tirx.Or(a, b) if dtype_of(a) == "bool" else a + b,
-        "subtract": lambda a, b: _te_float_subtract(a, b) if is_float(dtype_of(a)) else _te_int_subtract(a, b),
-        "multiply": lambda a, b: tirx.And(a, b) if dtype_of(a) == "bool" else a * b,
+        # Integers wrap (te_wrapping): a plain TIR a + b is taken as not overflowing.
+        "add": _bool_float_int(tirx.Or, lambda a, b: a + b, wrapping_add),
+        "subtract": _bool_float_int(lambda a, b: a - b, _te_float_subtract, wrapping_subtract),
+        "multiply": _bool_float_int(tirx.And, lambda a, b: a * b, wrapping_multiply),
         "maximum": lambda a, b: nan_max(a, b),
         "minimum": lambda a, b: nan_min(a, b),
         "logical_and": lambda a, b: tirx.And(truthy(a), truthy(b)),
@@ -656,7 +673,11 @@ def _te_binary_fn(name):
     if name in table:
         return table[name]
     if name in ("divide", "trunc_divide"):
-        float_fn = (lambda a, b: a / b) if name == "divide" else (lambda a, b: tirx.trunc(a / b))
+
+        def float_fn(a, b):
+            quotient = a / _opaque_divisor(b)
+            return quotient if name == "divide" else tirx.trunc(quotient)
+
         return _int_or_float(lambda a, b: _te_safe_int_div(a, b, tirx.truncdiv), float_fn)
     if name == "floor_divide":
         return _int_or_float(lambda a, b: _te_safe_int_div(a, b, tirx.floordiv), floor_of_div)
@@ -702,6 +723,16 @@ def _te_float_floor_mod(a, b):
 
 def _int_or_float(int_fn, float_fn):
     return lambda a, b: float_fn(a, b) if is_float(dtype_of(a)) else int_fn(a, b)
+
+
+def _bool_float_int(bool_fn, float_fn, int_fn):
+    def fn(a, b):
+        dtype = dtype_of(a)
+        if dtype == "bool":
+            return bool_fn(a, b)
+        return float_fn(a, b) if is_float(dtype) else int_fn(a, b)
+
+    return fn
 
 
 # LLVM has no ordering, min/max or equality of i1: bools are compared as int8.

@@ -21,7 +21,10 @@ from .support import (
 )
 from .scan_te import scan
 from .te_support import broadcast_index, comm_reducer, is_static, known_constant, map_compute, reduce_compute, require
+from .te_support import dtype_of
 from .te_support import cast as te_cast
+from .te_wrapping import wrapping_add, wrapping_multiply, wrapping_prod_reducer, wrapping_subtract, wrapping_sum
+from .te_wrapping import wrapping_sum_reducer
 
 __all__ = ["reduce_axes", "reduce_shape", "std", "logsumexp"]
 
@@ -148,7 +151,8 @@ def _mean_impl(args, attrs, out_type):
         if is_integral(x.dtype.name):
             # TVM divides the integer sum by the count with C (truncating) division.
             total = np.sum(x, axis=axes, keepdims=bool(attrs.keepdims), dtype=x.dtype).astype(np.int64)
-            quotient = np.abs(total) // max(count, 1) * np.sign(total)
+            # (not |total| // count * sign: |INT64_MIN| wraps to itself, and the quotient's sign with it)
+            quotient = total // max(count, 1) + ((total % max(count, 1) != 0) & (total < 0))
             return as_out(quotient if count else np.zeros_like(total), out_type)
         work = x.astype(np.float32) if x.dtype == np.float16 else x
         total = np.sum(work, axis=axes, keepdims=bool(attrs.keepdims), dtype=work.dtype)
@@ -248,10 +252,12 @@ def _te_reducer(kind, dtype):
 
     if kind == "sum":
         # bool + bool would be xor; numpy's bool sum is `any`.
-        return _te_reducer("any", dtype) if dtype == "bool" else te.sum
+        return _te_reducer("any", dtype) if dtype == "bool" else (te.sum if is_float(dtype) else wrapping_sum_reducer())
     if kind == "prod":
         if dtype == "bool":
             return _te_reducer("all", dtype)
+        if not is_float(dtype):
+            return wrapping_prod_reducer()
         return comm_reducer(lambda a, b: a * b, lambda t: tirx.const(1, t), "prod")
     if kind in ("max", "min"):
         if dtype == "bool":
@@ -290,6 +296,8 @@ def _te_reduce(kind):
             folded = _te_folded_integer_reduction(x, axes, attrs.keepdims, kind, f"T_{kind}")
             if folded is not None:
                 return folded
+            if kind == "sum" and is_integral(str(x.dtype)):
+                return wrapping_sum(x, axes, attrs.keepdims, "T_sum")
         return reduce_compute(x, axes, attrs.keepdims, _te_reducer(kind, str(x.dtype)), f"T_{kind}", empty=empty)
 
     return te_impl
@@ -368,7 +376,7 @@ def _te_mean(inputs, attrs, out_type):
         # The sum wraps in the input dtype, then divides by the count with C (truncating) division.
         total = _te_folded_integer_reduction(x, axes, attrs.keepdims, "sum", "T_mean_sum")
         if total is None:
-            total = reduce_compute(x, axes, attrs.keepdims, _te_sum(), "T_mean_sum")
+            total = wrapping_sum(x, axes, attrs.keepdims, "T_mean_sum")
         divisor = tirx.const(max(count, 1), "int64")
 
         def quotient(v):
@@ -393,7 +401,7 @@ def _te_mean_symbolic(x, axes, attrs, out_type, count):
         found = _te_reduce("any")([x], attrs, out_type)
         return map_compute(found, lambda v: tirx.Or(v, empty), "T_mean")
     if is_integral(str(x.dtype)):
-        total = reduce_compute(x, axes, attrs.keepdims, _te_sum(), "T_mean_sum")
+        total = wrapping_sum(x, axes, attrs.keepdims, "T_mean_sum")
         divisor = tirx.Max(count, tirx.const(1, "int64"))
         return map_compute(total, lambda v: tirx.truncdiv(v.astype("int64"), divisor).astype(out_type.dtype), "T_mean")
     work = "float32" if str(x.dtype) == "float16" else str(x.dtype)
@@ -499,7 +507,10 @@ def _te_variance(inputs, attrs, out_type):
     work = "float32" if str(x.dtype) == "float16" else str(x.dtype)
     # (x - mean)^2 in the data dtype, broadcasting the mean (it has the rank of x).
     sq = _te_compute_like(x, lambda idx: _square_diff(x(*idx), mean(*broadcast_index(mean, idx))), "T_variance_sq")
-    total = reduce_compute(sq, axes, attrs.keepdims, _te_sum(), "T_variance_sum", lambda v: v.astype(work))
+    if is_integral(work):
+        total = wrapping_sum(sq, axes, attrs.keepdims, "T_variance_sum", lambda v: v.astype(work))
+    else:
+        total = reduce_compute(sq, axes, attrs.keepdims, _te_sum(), "T_variance_sum", lambda v: v.astype(work))
     if not isinstance(count, int):
         if is_float(work):
             return map_compute(total, lambda v: (v / count.astype(work)).astype(out_type.dtype), "T_variance")
@@ -523,6 +534,9 @@ def _te_variance(inputs, attrs, out_type):
 
 
 def _square_diff(a, b):
+    if is_integral(dtype_of(a)):
+        d = wrapping_subtract(a, b)
+        return wrapping_multiply(d, d)
     d = a - b
     return d * d
 
@@ -544,9 +558,9 @@ def _te_scan(kind):
             binop, identity = (tirx.Or, False) if kind == "cumsum" else (tirx.And, True)
             x = map_compute(x, lambda v: te_cast(v, "bool"), f"T_{kind}_bool")
         elif kind == "cumsum":
-            binop, identity = (lambda a, b: a + b), 0
+            binop, identity = (lambda a, b: a + b) if is_float(dtype) else wrapping_add, 0
         else:
-            binop, identity = (lambda a, b: a * b), 1
+            binop, identity = (lambda a, b: a * b) if is_float(dtype) else wrapping_multiply, 1
         if str(x.dtype) != dtype:
             x = map_compute(x, lambda v: te_cast(v, dtype), f"T_{kind}_cast")
         return scan(x, binop, identity, f"T_{kind}", attrs.axis, dtype, bool(attrs.exclusive))
