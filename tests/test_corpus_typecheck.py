@@ -34,9 +34,11 @@ class _OpNames(ExprVisitor):
 
 
 def operators_of(mod) -> set[str]:
+    from transpile.relay.deep import run_deep
+
     collector = _OpNames()
     for _, func in mod.functions.items():
-        collector.visit(func)
+        run_deep(collector.visit, func)  # a recursive visitor: deep corpus programs need the big stack
     return collector.names
 
 

@@ -461,7 +461,15 @@ def test_affine_grid_matches_torch(F, align_corners, target):
     np.testing.assert_allclose(np.moveaxis(got, 1, -1), expected, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("method, padding_mode", [("nearest", "zeros"), ("bilinear", "border"), ("bicubic", "reflection")])
+# A bicubic grid_sample kernel spends ~150 s in TVM's simplifier (a known build-time problem, see
+# the issue-12 note): `make test-all` runs it, the quick suite the other two.
+_SLOW_BICUBIC = pytest.mark.slow
+
+
+@pytest.mark.parametrize(
+    "method, padding_mode",
+    [("nearest", "zeros"), ("bilinear", "border"), pytest.param("bicubic", "reflection", marks=_SLOW_BICUBIC)],
+)
 def test_grid_sample_of_a_nan_coordinate_samples_nothing(method, padding_mode):
     import transpile
 

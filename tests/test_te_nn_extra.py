@@ -171,6 +171,7 @@ def test_resize_lowerings_match_numpy():
     assert_cases(RESIZE_CASES)
 
 
+@pytest.mark.slow  # ~400 s: grid_sample kernels take minutes in TVM's simplifier (known, see the issue-12 note)
 def test_grid_sample_and_affine_grid_lowerings_match_numpy():
     assert_cases(SAMPLING_CASES)
 
