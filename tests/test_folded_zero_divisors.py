@@ -20,7 +20,7 @@ import shutil
 import numpy as np
 import pytest
 
-from transpile.testing.fuzz.differential import BackendRunner
+from transpile.testing.fuzz.differential import BackendRunner, run_isolated
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 
@@ -105,11 +105,7 @@ def test_divisors_folded_to_zero_by_tvm_build_and_follow_the_registry(backend):
     text, arguments, labels = _module()
     reference = BackendRunner("interpreter").run(text, arguments, None)
     assert reference.error is None, reference.describe()
-    runner = BackendRunner(backend, isolate=True, time_limit=300)
-    try:
-        outcome = runner.run(text, arguments, None)
-    finally:
-        runner.isolated.close()
+    outcome = run_isolated(backend, text, arguments)
     assert outcome.error is None, outcome.describe()  # "Divide by zero" at compile, or a trap: "crash"
     assert len(outcome.value) == len(labels)
     wrong = [

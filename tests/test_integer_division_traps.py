@@ -16,7 +16,7 @@ import shutil
 import numpy as np
 import pytest
 
-from transpile.testing.fuzz.differential import BackendRunner
+from transpile.testing.fuzz.differential import BackendRunner, run_isolated
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 
@@ -85,11 +85,7 @@ def test_integer_division_by_zero_and_minus_one_never_traps(backend):
     text, arguments, labels = _module()
     reference = BackendRunner("interpreter").run(text, arguments, None)
     assert reference.error is None, reference.describe()
-    runner = BackendRunner(backend, isolate=True, time_limit=300)
-    try:
-        outcome = runner.run(text, arguments, None)
-    finally:
-        runner.isolated.close()
+    outcome = run_isolated(backend, text, arguments)
     assert outcome.error is None, outcome.describe()  # a trap kills the worker: "crash"
     assert len(outcome.value) == len(labels)
     wrong = []

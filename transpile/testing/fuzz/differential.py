@@ -19,7 +19,7 @@ from .batch import batch_arguments, batch_text, parse_program, split_results
 from .generator import GeneratedProgram
 from .outcome import FAILURES, Outcome, classify
 
-__all__ = ["CaseResult", "BackendRunner", "run_reference", "differential_batch", "supported_on"]
+__all__ = ["CaseResult", "BackendRunner", "run_reference", "run_isolated", "differential_batch", "supported_on"]
 
 REFERENCE = "interpreter"
 
@@ -143,6 +143,15 @@ class BackendRunner:
             # Only the whole batch fails: keep it as the reproduction (see CaseResult.batch).
             combined = (programs, outcome)
         return results, combined
+
+
+def run_isolated(backend: str, text: str, arguments: list, time_limit: float = 300) -> Outcome:
+    """A module's `@main` built and called once in a worker process: a trap or hang is an outcome."""
+    runner = BackendRunner(backend, isolate=True, time_limit=time_limit)
+    try:
+        return runner.run(text, arguments, None)
+    finally:
+        runner.isolated.close()
 
 
 def _fresh(argument):
