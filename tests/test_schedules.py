@@ -228,3 +228,28 @@ def test_inlining_never_nests_select_conditions_too_deep(reduce, tmp_path):
     expected = relay.evaluate(function, *args)
     [got] = run_kernel(library, kernel, args)
     np.testing.assert_array_equal(got, expected)
+
+
+def _mean_of_where_on_a_computed_bool(n, x):
+    condition = relay.cast(relay.broadcast_to(n, [64]), "bool")
+    chosen = relay.where(condition, x, relay.zeros([1], "float64"))
+    return relay.mean(relay.maximum(chosen, x), axis=[0], keepdims=True)
+
+
+def test_bool_intermediates_are_never_vectorized(tmp_path):
+    """TVM stores a kernel's own bool buffers as int8; a vectorized Select loading one failed in
+    lowering (`Not` of an int8 vector, fuzz seed 115155). dlight's schedule vectorized it (replaced
+    by ours then), and a kept bool block of ours stays scalar."""
+    from transpile.kernels.schedules.common import vectorizes_bool_intermediate
+
+    kernel, function = make_kernel(
+        "fused_mean_where_bool", _mean_of_where_on_a_computed_bool, T((), "int32"), T((64,), "float64")
+    )
+    mod, kind = choose_schedule(lower_kernel(kernel, schedule=False), kernel, host_target())
+    func = mod[kernel.name]
+    assert kind != "none" and not vectorizes_bool_intermediate(func)
+    library = build_kernels([kernel], tmp_path)
+    for n in (0, 7):
+        args = [np.int32(n), np.linspace(-3, 3, 64)]
+        args[1][:3] = [np.nan, -0.0, np.inf]
+        np.testing.assert_array_equal(run_kernel(library, kernel, args)[0], relay.evaluate(function, *args))

@@ -21,7 +21,16 @@ that fails too the kernel stays unscheduled (logged at debug level).
 from __future__ import annotations
 
 from ...relay.op.registry import OpPattern
-from .common import Ctx, any_inlining_duplicates_too_much, blocks, inline_intermediates, is_reduction, log, schedule_remaining
+from .common import (
+    Ctx,
+    any_inlining_duplicates_too_much,
+    blocks,
+    inline_intermediates,
+    is_reduction,
+    log,
+    schedule_remaining,
+    vectorizes_bool_intermediate,
+)
 from .conv import is_conv2d_nchw, schedule_conv2d_nchw
 from .conv_packed import PAD_BLOCK, is_conv2d_nchwc, is_depthwise_nchwc, schedule_conv2d_nchwc, schedule_depthwise_nchwc
 from .depthwise import DEPTHWISE_PAD_BLOCK, is_depthwise_nchw, schedule_depthwise_nchw
@@ -97,6 +106,10 @@ def _specific(func, kernel, target):
         sch = _dlight_reduction(func, target)
         if sch is not None:
             (scheduled,) = sch.mod.functions.values()
+            if vectorizes_bool_intermediate(scheduled):  # fails in TVM's lowering; ours leaves those scalar
+                log.debug("kernel %s: dlight vectorized a bool intermediate; own schedule instead", name)
+                sch = None
+        if sch is not None:
             return tvm.IRModule({name: scheduled.with_attr("global_symbol", name)}), "dlight.Reduction"
     sch = _new_schedule(func, name)
     ctx = Ctx(sch, target)

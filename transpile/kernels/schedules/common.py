@@ -27,7 +27,7 @@ class Ctx:
         return vector_lanes(dtype, self.target) if self.native else max(32 // _bytes(dtype), 1)
 
     def vectorize(self, loop) -> None:
-        if self.native:
+        if self.native and not touches_bool_intermediate(self.sch, self.sch.get(loop)):
             self.sch.vectorize(loop)
 
     def parallel(self, loop) -> None:
@@ -37,6 +37,44 @@ class Ctx:
 
     def name(self, block) -> str:
         return self.sch.get(block).name_hint
+
+
+def touches_bool_intermediate(sch, stmt) -> bool:
+    """Whether `stmt` loads or stores a bool buffer the kernel allocates. TVM stores such buffers as
+    int8, and a vectorized Select on a loaded vector then fails in lowering (`Not` of an int8 vector:
+    "a_ty.MatchesCode(kDLBool)", fuzz seed 115155); kernels' bool parameters vectorize fine."""
+    return _touches(stmt, _bool_intermediates(sch.mod[sch.func_working_on]))
+
+
+def vectorizes_bool_intermediate(func) -> bool:
+    """Whether a scheduled PrimFunc (dlight's) has a vectorized loop over a bool intermediate."""
+    from tvm.tirx import For, ForKind
+
+    intermediates = _bool_intermediates(func)
+    return bool(intermediates) and any(
+        isinstance(node, For) and node.kind == ForKind.VECTORIZED and _touches(node.body, intermediates)
+        for node in walk(func.body)
+    )
+
+
+def _bool_intermediates(func) -> list:
+    from tvm.s_tir import SBlock
+
+    nodes = walk(func.body)
+    return [b for node in nodes if isinstance(node, SBlock) for b in node.alloc_buffers if str(b.dtype) == "bool"]
+
+
+def _touches(stmt, buffers) -> bool:
+    from tvm.ir.expr import TensorLoad
+    from tvm.tirx import BufferStore
+
+    if not buffers:
+        return False
+    for node in walk(stmt):
+        buffer = node.source if isinstance(node, TensorLoad) else node.buffer if isinstance(node, BufferStore) else None
+        if buffer is not None and any(buffer.same_as(b) for b in buffers):
+            return True
+    return False
 
 
 def _bytes(dtype: str) -> int:
@@ -154,23 +192,20 @@ def any_inlining_duplicates_too_much(sch) -> bool:
 
 _CHILD_FIELDS = (
     "a", "b", "condition", "true_value", "false_value", "value", "body", "args", "indices", "vectors",
-    "seq", "then_case", "else_case",
+    "seq", "then_case", "else_case", "block",
 )  # fmt: skip
 
 
-def expression_stats(node, buffer=None) -> tuple[int, int]:
-    """(nodes in a TIR expression or statement, loads of `buffer` in it). TVM 0.27's Python API
-    has no TIR visitor: this walks the nodes' fields."""
-    from tvm.ir.expr import Expr, TensorLoad  # a BufferLoad, whose buffer is `source`
+def walk(node):
+    """Every TIR node under `node` (itself included). TVM 0.27's Python API has no TIR visitor:
+    this walks the nodes' fields."""
+    from tvm.ir.expr import Expr
     from tvm.tirx.stmt import Stmt
 
-    nodes = loads = 0
     pending = [node]
     while pending:
         node = pending.pop()
-        nodes += 1
-        if isinstance(node, TensorLoad) and buffer is not None and node.source.same_as(buffer):
-            loads += 1
+        yield node
         for field in _CHILD_FIELDS:
             child = getattr(node, field, None)
             if child is None or isinstance(child, (int, float, str)):
@@ -182,6 +217,17 @@ def expression_stats(node, buffer=None) -> tuple[int, int]:
                     pending.extend(c for c in child if isinstance(c, (Expr, Stmt)))
                 except TypeError:  # a field of that name that holds no nodes
                     pass
+
+
+def expression_stats(node, buffer=None) -> tuple[int, int]:
+    """(nodes in a TIR expression or statement, loads of `buffer` in it)."""
+    from tvm.ir.expr import TensorLoad  # a BufferLoad, whose buffer is `source`
+
+    nodes = loads = 0
+    for child in walk(node):
+        nodes += 1
+        if isinstance(child, TensorLoad) and buffer is not None and child.source.same_as(buffer):
+            loads += 1
     return nodes, loads
 
 
