@@ -109,6 +109,25 @@ def test_classification_rules():
     assert FAILURES >= {"mismatch", "missing_error", "spurious_error", "internal_error"}
 
 
+def test_tolerance_follows_the_dtypes_a_program_computes_in():
+    """A float64 result cast from float32 math is only as exact as float32 (seed 110461: exp of a
+    float32 value, one float32 ulp apart between numpy and LLVM, compared at float64 tolerance)."""
+    from transpile.testing.fuzz.outcome import program_float_dtypes
+
+    e32 = np.float32(np.e)
+    reference = Outcome(value=np.array(e32, "float64"))
+    one_ulp_off = Outcome(value=np.array(np.nextafter(e32, np.float32(3)), "float64"))
+    cast_from_float32 = 'def @main(%x: float32) -> float64 { cast(exp(%x), dtype="float64") }'
+    pure_float64 = 'def @main(%x: float64) -> float64 { exp(%x) }'
+    assert classify(reference, one_ulp_off)[0] == "mismatch"
+    assert classify(reference, one_ulp_off, pure_float64)[0] == "mismatch"
+    assert classify(reference, one_ulp_off, cast_from_float32)[0] == "match"
+    assert program_float_dtypes(cast_from_float32) == {"float32", "float64"}
+    assert program_float_dtypes("add(%x, 1f)") == program_float_dtypes("add(%x, 2.5)") == {"float32"}
+    assert program_float_dtypes("add(%x, 2f64)") == {"float64"}
+    assert program_float_dtypes("add(%x, 1i64), %v1.2, %x1") == set()
+
+
 def _program(text: str, inputs) -> GeneratedProgram:
     return GeneratedProgram(0, text, [], list(inputs), frozenset(), False, ("main",))
 

@@ -158,7 +158,7 @@ def _record_failure(result, runner, out_dir: Path, written: dict, write_reproduc
 
         alone = runner.run_one(result.program)
         reference = BackendRunner("interpreter").run_one(result.program)
-        confirmed = classify(reference, alone)[0] == "mismatch"
+        confirmed = classify(reference, alone, result.program.text)[0] == "mismatch"
     path = write_reproduction(out_dir, result, standalone_confirmed=confirmed)
     _log(
         f"[fuzz] {result.backend} {result.status} (seed {result.program.seed}): {result.detail.splitlines()[0] if result.detail else ''} -> {path}"
@@ -183,7 +183,7 @@ def replay(opts) -> int:
     failed = reference.is_internal
     for backend in opts.backends.split(","):
         outcome = BackendRunner(backend).run(text, inputs, None)
-        status, detail = classify(reference, outcome)
+        status, detail = classify(reference, outcome, text)
         print(f"{backend}: {status} {detail}"[:4000])
         if status == "mismatch":
             print(f"  {outcome.value!r}"[:2000])
@@ -198,7 +198,7 @@ def _failure_signature(text: str, inputs: list, backend: str) -> tuple:
 
     reference = BackendRunner("interpreter").run(text, inputs, None)
     outcome = BackendRunner(backend).run(text, inputs, None)
-    status = classify(reference, outcome)[0]
+    status = classify(reference, outcome, text)[0]
     return status, outcome.error.type_name if outcome.error is not None else None
 
 

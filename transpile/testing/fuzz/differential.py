@@ -197,7 +197,7 @@ def _against_optimized_reference(program: GeneratedProgram, outcome: Outcome, de
         return "missing_error", detail + f" (on the optimized module too: {Outcome(error=exc).describe()})"
     finally:
         _restore(quiet)
-    status, difference = classify(reference, outcome)
+    status, difference = classify(reference, outcome, program.text)
     if status == "match":
         return "dead_error", "the error is in dead code the optimizer removes; the value matches the optimized module"
     return status, f"{difference} (against the interpreter on the optimized module; it raised only unoptimized)"
@@ -231,7 +231,7 @@ def differential_batch(
     passing = [p for p in kept if not reference_of[id(p)].is_error]
     for program in failing:
         outcome = runner.run_one(program)
-        status, detail = classify(reference_of[id(program)], outcome)
+        status, detail = classify(reference_of[id(program)], outcome, program.text)
         if status == "missing_error":
             status, detail = _against_optimized_reference(program, outcome, detail)
         results.append(CaseResult(program, runner.name, status, detail))
@@ -239,7 +239,7 @@ def differential_batch(
         chunk = passing[start : start + batch_size]
         outcomes, combined = runner.run_batch(chunk)
         for program, outcome in zip(chunk, outcomes):
-            status, detail = classify(reference_of[id(program)], outcome)
+            status, detail = classify(reference_of[id(program)], outcome, program.text)
             results.append(CaseResult(program, runner.name, status, detail))
         if combined is not None:
             batch_programs, outcome = combined

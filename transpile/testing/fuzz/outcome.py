@@ -113,9 +113,28 @@ def _float_dtypes(value, found: set) -> set:
     return found
 
 
-def compare_values(actual, expected) -> str | None:
-    """None when equal within the tolerances of the floats involved, else what differs."""
+# float dtypes a program computes in: annotations and attributes (`float32`), literals (`1f`, `2.5`, `1f16`)
+_FLOAT_DTYPE_NAME = re.compile(r"\bfloat(16|32|64)\b")
+_FLOAT_LITERAL = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[eE][+-]?\d+)?f(16|32|64)?\b")
+_DECIMAL_LITERAL = re.compile(r"(?<![\w.%])\d+\.\d+(?![\w.])")  # float32 without a suffix
+
+
+def program_float_dtypes(text: str) -> set:
+    """The float dtypes a program's text computes in. A float64 result cast from float32 math is only
+    as exact as float32 (exp differs by an ulp between numpy and LLVM: fuzz seed 110461)."""
+    found = {f"float{bits}" for bits in _FLOAT_DTYPE_NAME.findall(text)}
+    found |= {f"float{bits or 32}" for bits in _FLOAT_LITERAL.findall(text)}
+    if _DECIMAL_LITERAL.search(text):
+        found.add("float32")
+    return found
+
+
+def compare_values(actual, expected, program_text: str | None = None) -> str | None:
+    """None when equal within the tolerances of the floats involved (the values', and those the
+    program computes in when its text is given), else what differs."""
     dtypes = _float_dtypes(expected, set())
+    if program_text is not None:
+        dtypes |= program_float_dtypes(program_text)
     rtol = max([RTOL.get(d, 0.0) for d in dtypes] + [1e-9])
     atol = max([ATOL.get(d, 0.0) for d in dtypes] + [1e-12])
     try:
@@ -127,7 +146,7 @@ def compare_values(actual, expected) -> str | None:
     return None
 
 
-def classify(reference: Outcome, outcome: Outcome) -> tuple[str, str]:
+def classify(reference: Outcome, outcome: Outcome, program_text: str | None = None) -> tuple[str, str]:
     """(status, detail) of a backend's outcome against the interpreter's."""
     if reference.is_internal:
         return "reference_error", reference.describe()
@@ -145,7 +164,7 @@ def classify(reference: Outcome, outcome: Outcome) -> tuple[str, str]:
         return "missing_error", f"the interpreter raised {reference.describe()}; the backend returned a value"
     if outcome.is_error:
         return "spurious_error", outcome.describe()
-    difference = compare_values(outcome.value, reference.value)
+    difference = compare_values(outcome.value, reference.value, program_text)
     if difference is None:
         return "match", ""
     return "mismatch", difference
