@@ -4,7 +4,7 @@ TVM aborts a build on a division or remainder by a literal 0 ("Divide by zero", 
 and its simplifier makes such literals of values the program computes: x && False, x * 0 and
 x - x for integers, x & 0, min(x, 0) of an unsigned x, where(False, x, 0), casts of those, and
 an inner `mod(x, 0)` (its guard folded inside the outer operator's). The lowerings hand every
-divisor to TIR in a form it cannot fold (elemwise._opaque_divisor); the results are numpy's:
+divisor to TIR in a form it cannot fold (elemwise._opaque_operand); the results are numpy's:
 x / 0 is ±inf or nan for floats, 0 for integers. Every division-like operator × every such
 divisor × int32, int64, uint8, float32, float64: one module per backend, in a worker process (a
 trap fails the test), checked against the interpreter. (Without the opaque divisor 17 of the 65
@@ -68,24 +68,35 @@ def _divisors(dtype: str) -> dict[str, str]:
         "x // 0": of(f"floor_divide({own}, {zero})", integer),
         "x % 0": of(f"mod({own}, {zero})", integer),
         "x % 1": of(f"floor_mod({own}, {one})", integer),
+        "int(p) < 0": of(f'less(cast(%p, dtype="{integer}"), {zero})', "bool"),  # a range TVM knows
     }
 
 
-def _module() -> tuple[str, list, list[str]]:
+# A float 0 TVM derived itself as the *other* operand: it folded 0 * x and 0 / x to 0, where IEEE
+# gives nan for x = inf, 0 or nan (fuzz seed 111069: 0 from less(cast(bool), 0), divided by 0).
+ZERO_OPERAND_FORMS = ["multiply({z}, {x})", "multiply({x}, {z})", "divide({z}, {x})", "floor_divide({z}, {x})", "trunc_divide({z}, {x})"]  # fmt: skip
+
+
+def _module(zero_operands: bool = False) -> tuple[str, list, list[str]]:
     """(program text, arguments, one label per output): per dtype and divisor, the operators'
-    results stacked into one output (one fused kernel each keeps the build short)."""
+    results stacked into one output (one fused kernel each keeps the build short). With
+    `zero_operands`, the float zeros are the dividend or a factor instead, by ZERO_OPERAND_FORMS."""
     params = [f"%p: Tensor[({N}), bool]", f"%i: Tensor[({N}), int32]", f"%u: Tensor[({N}), uint8]"]
     arguments = [np.array([0, 1] * (N // 2), bool), np.arange(-3, N - 3, dtype="int32"), np.arange(N, dtype="uint8")]
     outputs, labels = [], []
-    for dtype in DTYPES:
+    for dtype in [d for d in DTYPES if d.startswith("float")] if zero_operands else DTYPES:
         x, y = f"%x_{dtype}", f"%y_{dtype}"
         params += [f"{x}: Tensor[({N}), {dtype}]", f"{y}: Tensor[({N}), {dtype}]"]
         arguments += [_dividends(dtype), _dividends(dtype)[::-1].copy()]
         for label, divisor in _divisors(dtype).items():
             divisor = divisor.replace("%y", y)
-            results = ", ".join(f"{name}({x}, {divisor})" for name in OPERATORS)
+            if zero_operands:
+                results = ", ".join(form.format(z=divisor, x=x) for form in ZERO_OPERAND_FORMS)
+                labels.append(f"{dtype}: {label} as 0 in {', '.join(ZERO_OPERAND_FORMS)}")
+            else:
+                results = ", ".join(f"{name}({x}, {divisor})" for name in OPERATORS)
+                labels.append(f"{dtype} by {label} ({', '.join(OPERATORS)})")
             outputs.append(f"stack(({results}), axis=0)")
-            labels.append(f"{dtype} by {label} ({', '.join(OPERATORS)})")
     text = '#[version = "0.0.5"]\n' + f"def @main({', '.join(params)}) {{\n  ({', '.join(outputs)},)\n}}\n"
     return text, arguments, labels
 
@@ -100,9 +111,10 @@ def _same(got: np.ndarray, want: np.ndarray) -> bool:
     return np.array_equal(got, want, equal_nan=True) and signs_agree
 
 
+@pytest.mark.parametrize("zero_operands", [False, True], ids=["divisors", "dividends_and_factors"])
 @pytest.mark.parametrize("backend", ["cpp", "tir"])
-def test_divisors_folded_to_zero_by_tvm_build_and_follow_the_registry(backend):
-    text, arguments, labels = _module()
+def test_divisors_folded_to_zero_by_tvm_build_and_follow_the_registry(backend, zero_operands):
+    text, arguments, labels = _module(zero_operands)
     reference = BackendRunner("interpreter").run(text, arguments, None)
     assert reference.error is None, reference.describe()
     outcome = run_isolated(backend, text, arguments)
@@ -114,4 +126,7 @@ def test_divisors_folded_to_zero_by_tvm_build_and_follow_the_registry(backend):
         if not _same(got, want)
     ]
     assert not wrong, "\n".join(wrong)
-    assert any(np.isinf(want).any() for want in reference.value)  # the float results are x / 0, not 0
+    if zero_operands:  # 0 * inf, 0 / 0, 0 / nan are nan
+        assert all(np.isnan(want).any() for want in reference.value)
+    else:  # the float results are x / 0, not 0
+        assert any(np.isinf(want).any() for want in reference.value)

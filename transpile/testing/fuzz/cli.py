@@ -17,7 +17,7 @@ from pathlib import Path
 __all__ = ["main"]
 
 MAX_REPRODUCTIONS_PER_CLASS = 3
-NATIVE_BACKENDS = ("cpp", "tir")  # run native code: a crash kills the process (see --out/in-progress-*)
+NATIVE_BACKENDS = ("cpp", "tir")  # run native code: a crash kills the process (see --out/in-progress-<backend>-<pid>.*)
 
 
 def _log(message: str) -> None:
@@ -33,7 +33,7 @@ def differential(opts) -> int:
 
     import faulthandler
 
-    faulthandler.enable()  # a native crash prints where; in-progress-<backend>.relay in --out is the program
+    faulthandler.enable()  # a native crash prints where; in-progress-<backend>-<pid>.relay in --out is the program
     backends = [b for b in opts.backends.split(",") if b and b != REFERENCE]
     reference = BackendRunner(REFERENCE)
     out_dir = Path(opts.out)

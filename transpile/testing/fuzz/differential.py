@@ -7,6 +7,7 @@ reported as its own standalone program. The interpreter's outcome of each progra
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 from dataclasses import dataclass
@@ -112,7 +113,7 @@ class BackendRunner:
             return
         from .report import save_inputs
 
-        stem = self.crash_dir / f"in-progress-{self.name}"
+        stem = self.crash_dir / f"in-progress-{self.name}-{os.getpid()}"  # --jobs share the directory
         if text is None:
             stem.with_suffix(".relay").unlink(missing_ok=True)
             stem.with_suffix(".npz").unlink(missing_ok=True)

@@ -550,8 +550,12 @@ def _nontrapping_divisor(b):
     return tirx.Select(special, tirx.const(1, dtype), b)
 
 
-def _opaque_divisor(b):
+def _opaque_operand(b):
     """b, in a form TVM's simplifier cannot fold to a literal 0; LLVM folds it back to b for free.
+
+    Divisors, and both operands of a float multiply or divide: TVM folds 0 * x and 0 / x to 0 once
+    it has derived the 0 itself (less(cast(bool), 0) is False), where IEEE gives nan for x = inf or 0
+    (fuzz seed 111069).
 
     TVM aborts the build on a division or remainder by a literal 0 ("Divide by zero", from its
     constant folder), and its simplifier makes such literals of values the registry defines at run
@@ -582,7 +586,7 @@ def _te_safe_int_div(a, b, div):
     from tvm import tirx
 
     zero = tirx.const(0, dtype_of(a))
-    quotient = div(a, _opaque_divisor(_nontrapping_divisor(b)))
+    quotient = div(a, _opaque_operand(_nontrapping_divisor(b)))
     if not dtype_of(a).startswith("int"):
         return tirx.Select(b == zero, zero, quotient)
     minus_one = tirx.const(-1, dtype_of(a))
@@ -594,7 +598,7 @@ def _te_safe_int_mod(a, b, mod):
     from tvm import tirx
 
     zero = tirx.const(0, dtype_of(a))
-    return tirx.Select(b == zero, zero, mod(a, _opaque_divisor(_nontrapping_divisor(b))))
+    return tirx.Select(b == zero, zero, mod(a, _opaque_operand(_nontrapping_divisor(b))))
 
 
 def _te_shift(name):
@@ -646,13 +650,13 @@ def _te_binary_fn(name):
         return a == b
 
     def floor_of_div(a, b):
-        return tirx.floor(a / _opaque_divisor(b))
+        return tirx.floor(_opaque_operand(a) / _opaque_operand(b))
 
     table = {
         # Integers wrap (te_wrapping): a plain TIR a + b is taken as not overflowing.
         "add": _bool_float_int(tirx.Or, lambda a, b: a + b, wrapping_add),
         "subtract": _bool_float_int(lambda a, b: a - b, _te_float_subtract, wrapping_subtract),
-        "multiply": _bool_float_int(tirx.And, lambda a, b: a * b, wrapping_multiply),
+        "multiply": _bool_float_int(tirx.And, lambda a, b: _opaque_operand(a) * _opaque_operand(b), wrapping_multiply),
         "maximum": lambda a, b: nan_max(a, b),
         "minimum": lambda a, b: nan_min(a, b),
         "logical_and": lambda a, b: tirx.And(truthy(a), truthy(b)),
@@ -675,7 +679,7 @@ def _te_binary_fn(name):
     if name in ("divide", "trunc_divide"):
 
         def float_fn(a, b):
-            quotient = a / _opaque_divisor(b)
+            quotient = _opaque_operand(a) / _opaque_operand(b)
             return quotient if name == "divide" else tirx.trunc(quotient)
 
         return _int_or_float(lambda a, b: _te_safe_int_div(a, b, tirx.truncdiv), float_fn)
