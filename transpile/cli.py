@@ -344,7 +344,7 @@ def _cmd_import(opts) -> int:
     params_path = Path(opts.params_output) if opts.params_output else text_path.with_suffix(".npz")
     if params_path.resolve() == text_path.resolve():
         raise CliError(f"the Relay text and the weights would both be written to {text_path}")
-    _write_or_print(astext(mod), str(text_path))
+    _write_or_print(astext(mod, show_types=False), str(text_path))  # lean: types are re-inferred on load
     try:
         save_params(params, params_path)
     except OSError as exc:

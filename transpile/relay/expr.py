@@ -56,6 +56,21 @@ class Expr(Node):
     def _set_checked_type(self, ty: Type) -> None:
         object.__setattr__(self, "checked_type_", ty)
 
+    def astext(self, show_meta_data: bool = True, annotate=None) -> str:
+        """Relay text with version header (and metadata section), as tvm's Expr.astext printed it."""
+        from .printer import astext
+
+        return astext(self, show_meta_data, annotate)
+
+    def __str__(self) -> str:
+        # tvm's str(): the text without header or metadata; repr() stays the short form.
+        from .printer import pretty_print
+
+        try:
+            return pretty_print(self)
+        except Exception:  # like repr, str must not fail on an ill-formed node (error messages use it)
+            return repr(self)
+
     # Python operators build calls of the corresponding Relay operators, as in tvm.relay.
     def __neg__(self):
         return _op_call("negative", self)
@@ -293,6 +308,8 @@ class TypeData(Node):
     """An ADT definition: `type header[type_vars] { constructors }`."""
 
     __slots__ = ("header", "type_vars", "constructors")
+    astext = Expr.astext
+    __str__ = Expr.__str__
 
     def __init__(self, header: GlobalTypeVar, type_vars: Sequence[TypeVar], constructors: Sequence[Constructor], span=None):
         ctors = []
@@ -305,6 +322,8 @@ class TypeData(Node):
 
 class Pattern(Node):
     __slots__ = ()
+    astext = Expr.astext
+    __str__ = Expr.__str__
 
 
 class PatternWildcard(Pattern):
@@ -337,6 +356,8 @@ class PatternTuple(Pattern):
 
 class Clause(Node):
     __slots__ = ("lhs", "rhs")
+    astext = Expr.astext
+    __str__ = Expr.__str__
 
     def __init__(self, lhs: Pattern, rhs: Expr, span=None):
         self._init(lhs=lhs, rhs=rhs, span=span)

@@ -147,13 +147,17 @@ class IRModule:
         mod["main"] = expr
         return mod
 
-    def astext(self, show_meta_data: bool = True) -> str:
+    def astext(self, show_meta_data: bool = True, annotate=None) -> str:
+        """Relay text with version header and metadata section; known types as `/* ty=T */`."""
         from .printer import astext
 
-        return astext(self, show_meta_data=show_meta_data)
+        return astext(self, show_meta_data, annotate)
 
     def __str__(self) -> str:
-        return self.astext()
+        # tvm's str()/repr() of a module: its text without header or metadata section.
+        from .printer import pretty_print
+
+        return pretty_print(self)
 
     __repr__ = __str__
 

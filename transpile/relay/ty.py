@@ -79,6 +79,12 @@ class Type(Node):
 
     __slots__ = ()
 
+    def astext(self, show_meta_data: bool = True, annotate=None) -> str:
+        """Relay text of the type with version header, as tvm's astext printed it."""
+        from .printer import astext
+
+        return astext(self, show_meta_data, annotate)
+
     def __ne__(self, other):
         return not self == other
 

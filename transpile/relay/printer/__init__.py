@@ -2,8 +2,10 @@
 
 `astext(obj)` prints a module (header, type definitions, `def`s, then a `#[metadata]` section holding
 non-scalar constants in TVM's SaveJSON format, see metadata.py) or a standalone expression (`free_var`
-declarations first); the result re-parses to a structurally equal object. `astext_node` is the short
-form used by repr(), `type_to_text` the form used in error messages.
+declarations first); the result re-parses to a structurally equal object. As TVM's printer did, it
+shows known types (`/* ty=T */`, set by type inference) and takes an `annotate` callback.
+`pretty_print` is TVM's str() form (no header, no metadata section), `astext_node` the short form
+used by repr(), `type_to_text` the form used in error messages.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from .exprs import Printer, flatten
 from .names import bare_name, global_name
 from .types import TypePrinter
 
-__all__ = ["astext", "astext_node", "type_to_text", "VERSION_HEADER"]
+__all__ = ["astext", "pretty_print", "astext_node", "type_to_text", "VERSION_HEADER"]
 
 VERSION_HEADER = '#[version = "0.0.5"]'
 
@@ -45,19 +47,30 @@ def _body_text(printer: Printer, obj, free_var_lines: bool = True) -> str:
     raise TypeError(f"cannot print a {type(obj).__name__} as Relay text")
 
 
-def _astext(obj, show_types: bool, show_meta_data: bool) -> str:
-    printer = Printer(show_types=show_types)
+def _astext(obj, show_meta_data: bool, annotate, show_types: bool, header: bool = True, warning: bool = True) -> str:
+    printer = Printer(show_types=show_types, annotate=annotate, show_spans=show_types)
     body = _body_text(printer, obj)
-    if not printer.meta:
-        return VERSION_HEADER + "\n" + body
+    head = [VERSION_HEADER, "\n"] if header else []
+    if not printer.meta or not (show_meta_data or warning):
+        return "".join([*head, body])
     separator = "\n" if body.endswith("\n") else "\n\n"
     tail = ["#[metadata]\n", *printer.meta.section_parts()] if show_meta_data else [_META_OMITTED]
-    return "".join([VERSION_HEADER, "\n", body, separator, *tail])
+    return "".join([*head, body, separator, *tail])
 
 
-def astext(obj, show_types: bool = False, show_meta_data: bool = True) -> str:
-    """Relay text of a module, expression, type, pattern or type definition (with header)."""
-    return run_deep(_astext, obj, show_types, show_meta_data)
+def astext(obj, show_meta_data: bool = True, annotate=None, *, show_types: bool = True) -> str:
+    """Relay text of a module, expression, type, pattern or type definition (with header), as tvm's astext.
+
+    Known types are shown as `/* ty=T */` comments (with `span=` for spans a frontend or user set)
+    unless `show_types=False`; an `annotate` callback (node -> str) replaces those comments with its
+    own text, written as a comment after each node. Comments do not change what the text parses to.
+    """
+    return run_deep(_astext, obj, show_meta_data, annotate, show_types)
+
+
+def pretty_print(obj) -> str:
+    """tvm's str() of a module or expression: astext without header and metadata section."""
+    return run_deep(_astext, obj, False, None, True, False, False)
 
 
 def _short(obj) -> str:

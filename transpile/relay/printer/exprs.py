@@ -33,13 +33,13 @@ from ..expr import (
     TupleGetItem,
     Var,
 )
+from .info import DEFAULT_INFO_KINDS, annotation_comment, span_text
 from .names import bare_name, global_name
 from .types import TypePrinter
 from .values import MetaTable, attr_value_text, printed_defaults, same_attr_value, scalar_literal
 
 __all__ = ["Printer", "flatten"]
 
-_TYPED_KINDS = (Call, Constant, Function, Tuple, TupleGetItem)  # nodes TVM annotated with /* ty= */
 _INDENT = "  "
 
 
@@ -91,10 +91,17 @@ def flatten(doc) -> str:
 
 
 class Printer:
-    """One printing session: shared name allocation, temp counter and meta table (as in TVM)."""
+    """One printing session: shared name allocation, temp counter and meta table (as in TVM).
 
-    def __init__(self, show_types: bool = False):
+    `show_types` and `show_spans` add TVM's `/* ty=T span=S */` comments; `annotate` (a callback
+    node -> str, as in TVM's `astext(annotate=...)`) replaces them with the callback's text.
+    """
+
+    def __init__(self, show_types: bool = False, annotate=None, show_spans: bool = False):
         self.show_types = show_types
+        self.show_spans = show_spans
+        self.annotate = annotate
+        self._info: dict = {}
         self.meta = MetaTable()
         self.types = TypePrinter()
         self._name_counters: dict[str, int] = {}
@@ -134,7 +141,7 @@ class Printer:
         text = name
         if var.type_annotation is not None:
             text += ": " + self.types(var.type_annotation)
-        return text + self._type_info(var)
+        return text + self.optional_info(var)
 
     def var_ref(self, var: Var) -> str:
         name = self._var_names.get(var)
@@ -149,11 +156,28 @@ class Printer:
             var, previous = self._shadowed.pop()
             self._var_names[var] = previous
 
-    def _type_info(self, e) -> str:
-        if not self.show_types:
+    def optional_info(self, e) -> str:
+        """The comment after a node: computed once per node (the callback runs once, as in TVM)."""
+        if self.annotate is None and not (self.show_types or self.show_spans):
             return ""
-        ty = getattr(e, "checked_type_", None)
-        return "" if ty is None else f" /* ty={self.types(ty)} */"
+        text = self._info.get(e)
+        if text is None:
+            text = self._info[e] = self._make_info(e)
+        return text
+
+    def _make_info(self, e) -> str:
+        if self.annotate is not None:
+            return annotation_comment(self.annotate(e))
+        if not isinstance(e, DEFAULT_INFO_KINDS):
+            return ""
+        parts = []
+        ty = getattr(e, "checked_type_", None) if self.show_types else None
+        if ty is not None:
+            parts.append(f"ty={self.types(ty)}")
+        span = span_text(getattr(e, "span", None)) if self.show_spans else None
+        if span is not None:
+            parts.append(f"span={span}")
+        return f" /* {' '.join(parts)} */" if parts else ""
 
     # ----- dependency counting -------------------------------------------------------------------
     def count_uses(self, root) -> None:
@@ -180,13 +204,15 @@ class Printer:
         self._scope_memo.append([])
         mark = len(self._shadowed)
         try:
+            let_infos = []  # a let's own comment goes after its result, where TVM put it
             while isinstance(e, Let) and e not in self._memo:
                 binder = self.bind_var(e.var)
                 value = self.expr(e.value, try_inline=True)
                 self._lines.append(["let ", binder, " = ", value, ";"])
+                let_infos.append(self.optional_info(e))
                 e = e.body
             lines = self._lines
-            lines.append(self.expr(e, try_inline=True))
+            lines.append([self.expr(e, try_inline=True), *reversed(let_infos)])
         finally:
             for node in self._scope_memo.pop():
                 self._memo.pop(node, None)
@@ -206,13 +232,13 @@ class Printer:
         if isinstance(e, Var):
             return self.var_ref(e)
         if isinstance(e, GlobalVar):
-            return global_name(e.name_hint)
+            return global_name(e.name_hint) + self.optional_info(e)
         if isinstance(e, Op):
-            return e.name
+            return e.name + self.optional_info(e)
         if isinstance(e, Constructor):
-            return bare_name(e.name_hint)
+            return bare_name(e.name_hint) + self.optional_info(e)
         if isinstance(e, Constant):
-            return self.constant(e) + self._type_info(e)
+            return self.constant(e) + self.optional_info(e)
         known = self._memo.get(e)
         if known is not None:
             return known
@@ -220,8 +246,9 @@ class Printer:
         text = self._prepared.pop(e, None)
         if text is None:
             text = self._compound(e)
-        if isinstance(e, _TYPED_KINDS) and self.show_types:
-            text = [text, self._type_info(e)]
+        info = self.optional_info(e)
+        if info:
+            text = [text, info]
         if inline:
             return text
         name = f"%{self._temp}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from ...relay import expr as E
+from ...relay.printer import astext
 from ...relay.ty import TensorType, TupleType
 from .batch import parse_program
 
@@ -134,7 +135,8 @@ def _module_text(functions) -> str:
     sub = IRModule()
     for gv, func in _reachable(functions):
         sub.add(gv, func)
-    return sub.astext()
+    # Without `/* ty= */` comments: candidates are compared by length with the (untyped) original.
+    return astext(sub, show_types=False)
 
 
 def _without_unused_params(functions, inputs):
