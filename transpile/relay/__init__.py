@@ -58,7 +58,7 @@ from .ty import (
 from .analysis import all_vars, bound_vars, free_vars
 from .visitor import ExprMutator, ExprVisitor
 from .structural import assert_structural_equal, structural_equal, structural_hash
-from .printer import astext
+from .printer import astext, pretty_print
 from .parser import fromtext, parse, parse_expr
 from .typing import infer_type, infer_type_expr
 from . import transform
@@ -68,6 +68,8 @@ from .ndarray_format import WeightsFormatError
 from .params import load_param_dict, load_params, save_param_dict, save_params
 from .bind import ParamsBindingError, bind, bind_params_by_name
 from . import build_module
+from . import backend
+from .backend import build, create_executor, vm
 
 # Equality helpers under their historical tvm.relay names.
 equal = structural_equal

@@ -1,0 +1,1 @@
+"""Developer tools of the transpile project that are not part of the installed package."""

@@ -1,0 +1,40 @@
+"""TVM's `tvm.runtime` as Relay code used it: NDArray, devices, containers, the VM, convert."""
+
+from . import container, ndarray, vm
+from .container import ADT
+from ..device import Device, cpu, cuda, device
+from ..nd import NDArray
+from ...relay.node import Node as Object
+
+__all__ = [
+    "NDArray",
+    "ADT",
+    "Object",
+    "Device",
+    "cpu",
+    "cuda",
+    "device",
+    "container",
+    "ndarray",
+    "vm",
+    "module",
+    "convert",
+]
+
+
+def convert(value):
+    """TVM's runtime.convert: Python lists and tuples stand for TVM Arrays here (as tuples, recursively)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(convert(item) for item in value)
+    if isinstance(value, dict):
+        return {key: convert(item) for key, item in value.items()}
+    return value
+
+
+def __getattr__(name):
+    # runtime.module imports apache-tvm: only when asked for.
+    if name == "module":
+        from . import module
+
+        return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
