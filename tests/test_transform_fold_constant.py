@@ -8,8 +8,14 @@ import pytest
 
 from transpile import relay
 from transpile.relay import transform
+from transpile.relay.printer import astext
 
 from transform_support import HEADER, assert_same, assert_same_results, run_infer_type, run_opt_pass
+
+
+def untyped_text(node) -> str:
+    """The node's text without the /* ty= */ comments str() shows once types are inferred."""
+    return astext(node, show_types=False)
 
 
 def test_fold_const():
@@ -171,7 +177,7 @@ def @main() -> (float32, float32, float32) {
 """
     mod = relay.parse(src)
     out = transform.FoldConstant()(mod)
-    text = str(out["main"])
+    text = untyped_text(out["main"])
     assert "ref_write(%r, 5f" in text and "ref_read(%r)" in text and "@twice(4f)" in text and "%f(5f)" in text
     assert relay.evaluate(out) == relay.evaluate(mod)
 
@@ -183,7 +189,7 @@ def @main(%r: ref(float32)) -> float32 {
 }
 """
     out = transform.FoldConstant()(relay.parse(src))
-    assert "ref_write" in str(out["main"])
+    assert "ref_write" in untyped_text(out["main"])
 
 
 def test_evaluation_errors_are_left_for_run_time(monkeypatch):
@@ -220,7 +226,7 @@ def @main(%x: Tensor[(2), float32], %flag: bool) -> Tensor[(2), float32] {
 """
     mod = relay.parse(src)
     out = transform.FoldConstant()(mod)
-    text = str(out["main"])
+    text = untyped_text(out["main"])
     assert "multiply(%y, 2f)" in text and "add(%z, 6f)" in text
     x = np.array([1.0, -2.0], "float32")
     for flag in (True, False):

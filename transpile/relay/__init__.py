@@ -33,6 +33,7 @@ from .expr import (
     RefWrite,
     Tuple,
     TupleGetItem,
+    TupleWrapper,
     TypeData,
     Var,
     const,
@@ -77,22 +78,40 @@ alpha_equal = structural_equal
 
 
 def _install_operator_namespaces() -> None:
-    """Expose every registered operator as a builder: relay.add, relay.nn.dense, relay.qnn..."""
+    """Expose every registered operator as a builder: relay.add, relay.nn.dense, relay.qnn...
+
+    As in TVM, each is reachable both as relay.X and relay.op.X; relay.nn and relay.op.nn (and
+    the other prefixes) are one module object under both names.
+    """
     this = sys.modules[__name__]
     for opdef in registered_ops():
         *prefix, short = opdef.name.split(".")
         target = this
+        op_target = _op_package
         for part in prefix:
             child = getattr(target, part, None)
             if not isinstance(child, _types.ModuleType):
                 child = _types.ModuleType(f"{target.__name__}.{part}", f"Relay operators {part}.*")
                 setattr(target, part, child)
                 sys.modules[child.__name__] = child
+            if getattr(op_target, part, None) is not child:
+                setattr(op_target, part, child)
+                sys.modules.setdefault(f"{op_target.__name__}.{part}", child)
             target = child
+            op_target = child
         setattr(target, short, opdef)
+        setattr(op_target, short, opdef)
 
 
 _install_operator_namespaces()
 
 # Builders that TVM defined as compositions of registered operators rather than as operators.
 from .op.families.reduce import logsumexp, std  # noqa: E402
+
+_op_package.logsumexp = logsumexp
+_op_package.std = std
+
+from .scope_builder import ScopeBuilder  # noqa: E402
+from .span_check import SpanCheck  # noqa: E402
+from . import loops  # noqa: E402
+from . import dataflow_pattern  # noqa: E402

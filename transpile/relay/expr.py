@@ -9,6 +9,7 @@ import numpy as np
 
 from .attrs import Attrs
 from .node import Node
+from .op.op_entry import OpEntryMixin
 from .ty import GlobalTypeVar, TensorType, Type, TypeVar
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "RefCreate",
     "RefRead",
     "RefWrite",
+    "TupleWrapper",
     "const",
     "var",
     "to_expr",
@@ -145,6 +147,8 @@ def to_expr(value) -> Expr:
     """Convert Python numbers, numpy values and tuples into Relay expressions."""
     if isinstance(value, Expr):
         return value
+    if isinstance(value, TupleWrapper):
+        return value.tuple_value
     if isinstance(value, tuple):
         return Tuple([to_expr(v) for v in value])
     return const(value)
@@ -182,12 +186,12 @@ class GlobalVar(Expr):
 
 
 class Constant(Expr):
-    """A tensor literal; `data` is a read-only numpy array."""
+    """A tensor literal; `data` is a read-only numpy array (an NDArray, so tvm's `.numpy()` works)."""
 
     __slots__ = ("data",)
 
     def __init__(self, data, span=None):
-        array = np.array(data, copy=True)
+        array = np.array(data, copy=True).view(_ndarray_class())
         array.setflags(write=False)
         self._init(data=array, span=span)
 
@@ -196,11 +200,18 @@ class Constant(Expr):
         return self.data.dtype.name
 
 
+def _ndarray_class() -> type:
+    # Imported late: the runtime value classes import this module.
+    from .backend.values import NDArray
+
+    return NDArray
+
+
 class Tuple(Expr):
     __slots__ = ("fields",)
 
     def __init__(self, fields: Iterable[Expr], span=None):
-        self._init(fields=tuple(fields), span=span)
+        self._init(fields=tuple(_unwrap(f) for f in fields), span=span)
 
     def __len__(self):
         return len(self.fields)
@@ -216,7 +227,7 @@ class TupleGetItem(Expr):
     __slots__ = ("tuple_value", "index")
 
     def __init__(self, tuple_value: Expr, index: int, span=None):
-        self._init(tuple_value=tuple_value, index=int(index), span=span)
+        self._init(tuple_value=_unwrap(tuple_value), index=int(index), span=span)
 
 
 class Call(Expr):
@@ -231,14 +242,15 @@ class Call(Expr):
     def __init__(self, op: Expr, args: Sequence[Expr], attrs=None, type_args=None, span=None):
         if attrs is not None and not isinstance(attrs, Attrs):
             attrs = Attrs(attrs)
-        self._init(op=op, args=tuple(args), attrs=attrs, type_args=tuple(type_args or ()), span=span)
+        args = tuple(_unwrap(a) for a in args)
+        self._init(op=op, args=args, attrs=attrs, type_args=tuple(type_args or ()), span=span)
 
 
 class Let(Expr):
     __slots__ = ("var", "value", "body")
 
     def __init__(self, variable: Var, value: Expr, body: Expr, span=None):
-        self._init(var=variable, value=value, body=body, span=span)
+        self._init(var=variable, value=_unwrap(value), body=_unwrap(body), span=span)
 
 
 class If(Expr):
@@ -256,7 +268,7 @@ class Function(Expr):
             attrs = Attrs(attrs)
         self._init(
             params=tuple(params),
-            body=body,
+            body=_unwrap(body),
             ret_type=ret_type,
             type_params=tuple(type_params or ()),
             attrs=attrs,
@@ -268,8 +280,8 @@ class Function(Expr):
         return Function(self.params, self.body, self.ret_type, self.type_params, attrs, self.span)
 
 
-class Op(Expr):
-    """A primitive operator, interned by name: `Op.get("add") is Op.get("add")`."""
+class Op(OpEntryMixin, Expr):
+    """A primitive operator, interned by name: `Op.get("add") is Op.get("add")`; reads its registry entry."""
 
     __slots__ = ("name",)
     _interned: dict[str, "Op"] = {}
@@ -312,12 +324,19 @@ class TypeData(Node):
     __str__ = Expr.__str__
 
     def __init__(self, header: GlobalTypeVar, type_vars: Sequence[TypeVar], constructors: Sequence[Constructor], span=None):
-        ctors = []
-        for tag, ctor in enumerate(constructors):
+        self._init(header=header, type_vars=tuple(type_vars), constructors=tuple(constructors), span=span)
+        self.assign_tags()
+
+    def assign_tags(self) -> None:
+        """Numbers the constructors 0, 1, … in place.
+
+        As in tvm, the user's own Constructor objects get their tags (a constructor built with
+        `relay.Constructor(...)` has none until its type is defined), so the objects used to build
+        calls and patterns are the ones the definition holds.
+        """
+        for tag, ctor in enumerate(self.constructors):
             if ctor.tag != tag:
-                ctor = Constructor(ctor.name_hint, ctor.inputs, ctor.belong_to, tag, ctor.span)
-            ctors.append(ctor)
-        self._init(header=header, type_vars=tuple(type_vars), constructors=tuple(ctors), span=span)
+                object.__setattr__(ctor, "tag", tag)
 
 
 class Pattern(Node):
@@ -391,6 +410,48 @@ class RefWrite(Expr):
 
     def __init__(self, ref: Expr, value: Expr, span=None):
         self._init(ref=ref, value=value, span=span)
+
+
+class TupleWrapper:
+    """What tvm's multi-output builders (relay.split, relay.nn.batch_norm) returned: a tuple-valued
+    expression together with its size, indexable (`[i]` is a TupleGetItem) and sized (`len`).
+
+    It is not an expression itself; `astuple()` gives the expression (builders and `to_expr`
+    accept the wrapper where an expression is expected).
+    """
+
+    __slots__ = ("tuple_value", "size")
+
+    def __init__(self, tuple_value: Expr, size: int):
+        self.tuple_value = tuple_value
+        self.size = int(size)
+
+    def astuple(self) -> Expr:
+        return self.tuple_value
+
+    def astext(self, show_meta_data: bool = True, annotate=None) -> str:
+        return self.tuple_value.astext(show_meta_data, annotate)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self.size))]
+        if not -self.size <= index < self.size:
+            raise IndexError(f"tuple index {index} out of range for a tuple of {self.size}")
+        return TupleGetItem(self.tuple_value, index % self.size)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __iter__(self):
+        return (self[i] for i in range(self.size))
+
+    def __repr__(self) -> str:
+        return f"TupleWrapper({self.tuple_value!r}, {self.size})"
+
+
+def _unwrap(value):
+    # tvm converted a TupleWrapper to its tuple expression wherever a node took an expression.
+    return value.tuple_value if isinstance(value, TupleWrapper) else value
 
 
 def const(value, dtype: str | None = None, span=None) -> Constant:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..errors import RelayTypeError, TranspileError
-from .expr import Constructor, Expr, Function, GlobalVar, TypeData
+from .expr import Constructor, Expr, Function, GlobalVar, TupleWrapper, TypeData, Var
 from .ty import GlobalTypeVar
 
 __all__ = ["IRModule", "Module"]
@@ -30,21 +30,54 @@ class IRModule:
             self[gv] = func
 
     # ----- functions -------------------------------------------------------------------------
-    def __setitem__(self, key, func: Function) -> None:
-        self.add(key, func, update=True)
+    def __setitem__(self, key, value) -> None:
+        """`mod[gv] = func` (any other expression is wrapped, as tvm did) or `mod[gtv] = TypeData`."""
+        if isinstance(value, TypeData) or isinstance(key, GlobalTypeVar):
+            if not isinstance(value, TypeData):
+                raise TranspileError(f"type entry {_key_name(key)} must be a relay.TypeData, got {type(value).__name__}")
+            gtv = key if isinstance(key, GlobalTypeVar) else GlobalTypeVar(str(key))
+            self.add_type_data(gtv, value, update=True)
+            return
+        self.add(key, value, update=True)
+
+    def _add(self, key, value, update: bool = True):
+        """tvm's IRModule._add (used by some tvm code to add without replacing)."""
+        if isinstance(value, TypeData):
+            gtv = key if isinstance(key, GlobalTypeVar) else GlobalTypeVar(str(key))
+            self.add_type_data(gtv, value, update=update)
+        else:
+            self.add(key, value, update=update)
 
     def add(self, key, func: Function, update: bool = False) -> GlobalVar:
         gv = key if isinstance(key, GlobalVar) else GlobalVar(str(key))
+        if isinstance(func, TupleWrapper):
+            func = func.astuple()
+        if isinstance(func, GlobalVar):
+            func = self._eta_expand(func)
+        elif isinstance(func, Expr) and not isinstance(func, Function):
+            # tvm wrapped a non-function expression as a function of no parameters.
+            func = Function([], func)
         if not isinstance(func, Function):
-            raise TranspileError(f"module entry @{gv.name_hint} must be a relay.Function, got {type(func).__name__}")
+            raise TranspileError(f"module entry @{gv.name_hint} must be a relay expression, got {type(func).__name__}")
         if not update and gv in self.functions:
             raise TranspileError(f"duplicate global function @{gv.name_hint}", func.span)
         self.functions[gv] = func
         return gv
 
+    def _eta_expand(self, target: GlobalVar) -> Function:
+        """`fn (params) { @target(params) }`: what tvm stored for `mod[gv] = other_global`."""
+        if target not in self.functions:
+            raise TranspileError(f"cannot add @{target.name_hint} under another name: it is not in the module")
+        func = self.functions[target]
+        params = [Var(p.name_hint, p.type_annotation) for p in func.params]
+        return Function(params, target(*params), func.ret_type, func.type_params)
+
     def __getitem__(self, key) -> Function | TypeData:
         if isinstance(key, GlobalTypeVar):
-            return self.type_definitions[key]
+            try:
+                return self.type_definitions[key]
+            except KeyError:
+                raise KeyError(f"no type definition {key.name_hint} in the module") from None
         gv = key if isinstance(key, GlobalVar) else GlobalVar(str(key))
         try:
             return self.functions[gv]
@@ -57,8 +90,21 @@ class IRModule:
         gv = key if isinstance(key, GlobalVar) else GlobalVar(str(key))
         return gv in self.functions
 
+    def __delitem__(self, key) -> None:
+        gv = key if isinstance(key, GlobalVar) else self.get_global_var(str(key))
+        if gv not in self.functions:
+            raise KeyError(f"no global function @{gv.name_hint} in the module")
+        del self.functions[gv]
+
     def __iter__(self) -> Iterator[tuple[GlobalVar, Function]]:
         return iter(list(self.functions.items()))
+
+    def functions_items(self) -> list[tuple[GlobalVar, Function]]:
+        """The functions sorted by name, as tvm's IRModule.functions_items."""
+        return sorted(self.functions.items(), key=lambda item: item[0].name_hint)
+
+    def update_func(self, gv: GlobalVar, func: Function) -> None:
+        self.add(gv, func, update=True)
 
     def get_global_var(self, name: str) -> GlobalVar:
         for gv in self.functions:
@@ -82,6 +128,7 @@ class IRModule:
         if update and gtv in self.type_definitions:
             for ctor in self.type_definitions[gtv].constructors:
                 self._constructors.pop(ctor.name_hint, None)
+        data.assign_tags()
         self.type_definitions[gtv] = data
         for ctor in data.constructors:
             self._constructors[ctor.name_hint] = ctor
@@ -102,17 +149,51 @@ class IRModule:
         gtv = self.get_global_type_var(name)
         return (gtv, *self.type_definitions[gtv].constructors)
 
-    def get_constructor(self, name: str) -> Constructor:
-        try:
-            return self._constructors[name]
-        except KeyError:
-            raise KeyError(f"no constructor {name} in the module") from None
+    def get_constructor(self, name_or_tag) -> Constructor:
+        """A constructor by name, or (as tvm's get_constructor) by tag when that tag is unambiguous.
+
+        Tags number the constructors of one type from 0, so a tag alone names a constructor only
+        in a module where one type has it.
+        """
+        if isinstance(name_or_tag, str):
+            try:
+                return self._constructors[name_or_tag]
+            except KeyError:
+                raise KeyError(f"no constructor {name_or_tag} in the module") from None
+        matches = [ctor for ctor in self._constructors.values() if ctor.tag == name_or_tag]
+        if len(matches) != 1:
+            names = ", ".join(c.name_hint for c in matches) or "none"
+            raise KeyError(
+                f"tag {name_or_tag!r} does not name one constructor of the module (constructors with it: {names});"
+                " look the constructor up by name"
+            )
+        return matches[0]
 
     def has_constructor(self, name: str) -> bool:
         return name in self._constructors
 
     def constructors(self) -> list[Constructor]:
         return list(self._constructors.values())
+
+    def import_from_std(self, file_name: str) -> "IRModule":
+        """Adds a file of Relay's standard library (prelude.rly, nat.rly, core.rly, gradient.rly), type-checked.
+
+        Like tvm, this module is updated in place (definitions it already has stay) and the
+        type-checked module is also returned.
+        """
+        from .prelude import import_std_file
+
+        import_std_file(self, file_name)
+        from .transform import InferType
+
+        return InferType()(self)
+
+    def _import(self, path) -> "IRModule":
+        """Adds the definitions of a Relay text file (tvm's IRModule._import)."""
+        from .prelude import import_text_file
+
+        import_text_file(self, path)
+        return self
 
     def add_extern_type(self, name: str) -> GlobalTypeVar:
         gtv = self.extern_types.get(name) or GlobalTypeVar(name)
@@ -140,6 +221,8 @@ class IRModule:
     def from_expr(expr: Expr, functions=None, type_defs=None) -> "IRModule":
         """Wrap an expression as @main (a Function stays as it is), like tvm.IRModule.from_expr."""
         mod = IRModule(functions, type_defs)
+        if isinstance(expr, TupleWrapper):
+            expr = expr.astuple()
         if not isinstance(expr, Function):
             from .analysis import free_vars
 
@@ -165,6 +248,10 @@ class IRModule:
         if entry not in self:
             raise RelayTypeError(f"the module has no function @{entry}")
         return self[entry]
+
+
+def _key_name(key) -> str:
+    return getattr(key, "name_hint", None) or str(key)
 
 
 Module = IRModule

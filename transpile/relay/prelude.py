@@ -1,17 +1,32 @@
-"""The Relay Prelude: List, Option, Tree and nat with their functions, loaded from std/prelude.rly."""
+"""The Relay Prelude (List, Option, Tree, nat and their functions) and the other std/*.rly library files."""
 
 from __future__ import annotations
 
 import threading
 from pathlib import Path
 
+from ..errors import TranspileError
 from .expr import Constructor, GlobalVar
 from .module import IRModule
 from .ty import GlobalTypeVar
 
-__all__ = ["Prelude", "PRELUDE_PATH", "PRELUDE_FUNCTIONS", "PRELUDE_TYPES"]
+__all__ = ["Prelude", "PRELUDE_PATH", "PRELUDE_FUNCTIONS", "PRELUDE_TYPES", "STD_FILES", "import_std_file"]
 
-PRELUDE_PATH = Path(__file__).resolve().parent / "std" / "prelude.rly"
+STD_DIR = Path(__file__).resolve().parent / "std"
+PRELUDE_PATH = STD_DIR / "prelude.rly"
+
+# tvm's std file name -> our file. tvm kept nat in nat.rly; ours is part of prelude.rly because
+# the nat functions are over List.
+STD_FILES = {
+    "prelude.rly": PRELUDE_PATH,
+    "nat.rly": PRELUDE_PATH,
+    "core.rly": STD_DIR / "core.rly",
+    "gradient.rly": STD_DIR / "gradient.rly",
+}
+
+
+class UnknownStdFileError(TranspileError):
+    """import_from_std named a file Relay's standard library does not have."""
 
 # Every global function prelude.rly defines; each is also an attribute of Prelude.
 PRELUDE_FUNCTIONS = (
@@ -59,25 +74,61 @@ PRELUDE_TYPES = {
 _ALIASES = {"add": "nat_add", "double": "nat_double"}
 
 _cache_lock = threading.Lock()
-_cached_module: IRModule | None = None
+_parsed_files: dict[Path, IRModule] = {}
+
+
+def _parsed_std_file(path: Path) -> IRModule:
+    """A std file parsed once per process; its (immutable) definitions are shared by every importer."""
+    with _cache_lock:
+        module = _parsed_files.get(path)
+        if module is None:
+            from .parser import parse
+
+            module = parse(path.read_text(encoding="utf-8"), source_name=str(path))
+            _parsed_files[path] = module
+        return module
 
 
 def _prelude_module() -> IRModule:
-    """prelude.rly parsed once per process; its (immutable) definitions are shared by every Prelude."""
-    global _cached_module
-    with _cache_lock:
-        if _cached_module is None:
-            from .parser import parse
+    return _parsed_std_file(PRELUDE_PATH)
 
-            text = PRELUDE_PATH.read_text(encoding="utf-8")
-            _cached_module = parse(text, source_name=str(PRELUDE_PATH))
-        return _cached_module
+
+def _merge_missing(mod: IRModule, source: IRModule) -> None:
+    """Adds the definitions of `source` that `mod` does not have yet (an import is idempotent)."""
+    for gtv, data in source.type_definitions.items():
+        if gtv not in mod.type_definitions:
+            mod.add_type_data(gtv, data)
+    for name, gtv in source.extern_types.items():
+        mod.extern_types.setdefault(name, gtv)
+    for gv, func in source.functions.items():
+        if gv not in mod:
+            mod.add(gv, func)
+
+
+def import_std_file(mod: IRModule, file_name: str) -> None:
+    """Adds one file of Relay's standard library to `mod` in place (see IRModule.import_from_std)."""
+    path = STD_FILES.get(Path(str(file_name)).name)
+    if path is None:
+        known = ", ".join(sorted(STD_FILES))
+        raise UnknownStdFileError(f"Relay's standard library has no file {file_name!r} (it has {known})")
+    _merge_missing(mod, _parsed_std_file(path))
+
+
+def import_text_file(mod: IRModule, path) -> None:
+    """Adds the definitions of a Relay text file to `mod` in place (those it already has stay)."""
+    from .parser import parse
+
+    path = Path(path)
+    if not path.is_file():
+        raise TranspileError(f"cannot import {str(path)!r}: no such file")
+    _merge_missing(mod, parse(path.read_text(encoding="utf-8"), source_name=str(path), init_module=mod))
 
 
 class Prelude:
     """Adds the Prelude's types and functions to `mod` (in place; a new module when None).
 
-    Definitions the module already has (e.g. from an earlier Prelude) are left as they are.
+    Definitions the module already has (e.g. from an earlier Prelude) are left as they are. As
+    in tvm, the module is type-checked afterwards, so `p.mod[p.map].checked_type` is known.
     """
 
     def __init__(self, mod: IRModule | None = None):
@@ -85,13 +136,7 @@ class Prelude:
         self._load()
 
     def _load(self) -> None:
-        source = _prelude_module()
-        for gtv, data in source.type_definitions.items():
-            if gtv not in self.mod.type_definitions:
-                self.mod.add_type_data(gtv, data)
-        for gv, func in source.functions.items():
-            if gv not in self.mod:
-                self.mod.add(gv, func)
+        self.mod.import_from_std("prelude.rly")
         for type_name, (type_attr, ctor_attrs) in PRELUDE_TYPES.items():
             gtv, *ctors = self.get_type(type_name)
             setattr(self, type_attr, gtv)
@@ -102,20 +147,34 @@ class Prelude:
         for alias, name in _ALIASES.items():
             setattr(self, alias, self.get_global_var(name))
 
-    def get_global_var(self, name: str) -> GlobalVar:
-        """The GlobalVar of a Prelude function (or any function of the module) by name."""
-        return self.mod.get_global_var(name)
+    @staticmethod
+    def get_name(canonical: str, dtype: str) -> str:
+        """tvm's name of a per-dtype definition: `tensor_float32_t` for tensor_t, else `<canonical>_<dtype>`."""
+        if canonical == "tensor_t":
+            return f"tensor_{dtype}_t"
+        return f"{canonical}_{dtype}"
 
-    def get_type(self, name: str) -> tuple:
-        """(GlobalTypeVar, *constructors) of an ADT of the module, e.g. get_type("List")."""
+    def get_global_var(self, name: str, dtype: str | None = None) -> GlobalVar:
+        """The GlobalVar of a Prelude function (or any function of the module) by name (tvm: name and dtype)."""
+        return self.mod.get_global_var(name if dtype is None else self.get_name(name, dtype))
+
+    def get_type(self, name: str, dtype: str | None = None):
+        """(GlobalTypeVar, *constructors) of an ADT of the module, e.g. get_type("List").
+
+        With a dtype (tvm's form), the GlobalTypeVar of the per-dtype type, e.g. ("tensor_t", "int32").
+        """
+        if dtype is not None:
+            return self.mod.get_global_type_var(self.get_name(name, dtype))
         return self.mod.get_type(name)
 
     def get_global_type_var(self, name: str) -> GlobalTypeVar:
         return self.mod.get_global_type_var(name)
 
-    def get_ctor(self, type_name: str, ctor_name: str) -> Constructor:
-        """A constructor of an ADT, e.g. get_ctor("List", "Cons")."""
-        _, *ctors = self.get_type(type_name)
+    def get_ctor(self, type_name: str, ctor_name: str, dtype: str | None = None) -> Constructor:
+        """A constructor of an ADT, e.g. get_ctor("List", "Cons") (tvm: type, canonical name, dtype)."""
+        if dtype is not None:
+            ctor_name = self.get_name(ctor_name, dtype)
+        _, *ctors = self.mod.get_type(type_name)
         for ctor in ctors:
             if ctor.name_hint == ctor_name:
                 return ctor

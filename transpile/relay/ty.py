@@ -10,7 +10,9 @@ from .node import Node
 __all__ = [
     "Type",
     "AnyDim",
+    "SymbolicDim",
     "Any",
+    "as_dim",
     "TensorType",
     "TupleType",
     "FuncType",
@@ -43,7 +45,7 @@ class AnyDim:
     __slots__ = ()
 
     def __eq__(self, other):
-        return isinstance(other, AnyDim)
+        return isinstance(other, AnyDim) and not isinstance(other, SymbolicDim)
 
     def __hash__(self):
         return hash("relay.Any")
@@ -52,8 +54,61 @@ class AnyDim:
         return "?"
 
 
+class SymbolicDim(AnyDim):
+    """A named dimension known only at run time (TVM's `te.var("n")` / `te.size_var("n")` in a shape).
+
+    Backends and lowerings see an AnyDim (a run-time dimension); type inference keeps the name:
+    a SymbolicDim is equal only to itself, so relations passing a dimension through keep it and
+    `Tensor[(n, 3)]` unifies with `Tensor[(n, 3)]` but not with `Tensor[(m, 3)]`. Dims made from
+    the same tir Var are equal; `var` is None for a dim the text parser made (its identity is the
+    object, shared by every use of the name in one parsed text).
+    """
+
+    __slots__ = ("name", "var")
+
+    def __init__(self, name: str, var=None):
+        self.name = str(name)
+        self.var = var
+
+    @classmethod
+    def from_var(cls, var) -> "SymbolicDim":
+        return cls(getattr(var, "name", None) or getattr(var, "name_hint", "n"), var)
+
+    def __eq__(self, other):
+        if self is other:
+            return True
+        if not isinstance(other, SymbolicDim) or self.var is None or other.var is None:
+            return False
+        return bool(self.var.same_as(other.var))
+
+    def __hash__(self):
+        return hash(self.var) if self.var is not None else id(self)
+
+    def __repr__(self):
+        return self.name
+
+
 def Any() -> AnyDim:  # noqa: N802 - mirrors tvm.relay.Any
     return AnyDim()
+
+
+def as_dim(value):
+    """A dimension of a tensor type: an int, an AnyDim, or a SymbolicDim for a tir Var."""
+    if isinstance(value, AnyDim):
+        return value
+    if isinstance(value, int):
+        return int(value)  # bool and numpy ints become plain ints
+    kind = type(value)
+    if kind.__module__.startswith("tvm") and hasattr(value, "same_as"):
+        if kind.__name__ in ("Var", "SizeVar"):
+            return SymbolicDim.from_var(value)
+        if kind.__name__ == "IntImm":
+            return int(value)
+        if kind.__name__ == "Any":
+            return AnyDim()
+        # An arithmetic expression of symbols (n + 1, n * 2): known only at run time.
+        return AnyDim()
+    return int(value)
 
 
 _DTYPE_ALIASES = {
@@ -90,18 +145,13 @@ class Type(Node):
 
 
 class TensorType(Type):
-    """A tensor of static rank; dims are ints or Any."""
+    """A tensor of static rank; dims are ints, Any, or symbolic (SymbolicDim)."""
 
     __slots__ = ("shape", "dtype")
 
     def __init__(self, shape: Sequence = (), dtype: str = "float32", span=None):
-        dims = []
-        for d in shape:
-            if isinstance(d, AnyDim):
-                dims.append(d)
-            else:
-                dims.append(int(d))
-        self._init(shape=tuple(dims), dtype=normalize_dtype(dtype), span=span)
+        dims = tuple(as_dim(d) for d in shape)
+        self._init(shape=dims, dtype=normalize_dtype(dtype), span=span)
 
     @property
     def concrete_shape(self) -> tuple[int, ...] | None:
@@ -147,16 +197,11 @@ class FuncType(Type):
         )
 
     def __eq__(self, other):
-        # Exact (not alpha) equality; use structural_equal for equality up to renaming.
-        return (
-            isinstance(other, FuncType)
-            and self.arg_types == other.arg_types
-            and self.ret_type == other.ret_type
-            and self.type_params == other.type_params
-        )
+        # Equal up to renaming of the type parameters, as tvm's `==` on types was.
+        return isinstance(other, FuncType) and alpha_equal(self, other)
 
     def __hash__(self):
-        return hash(("FuncType", self.arg_types, self.ret_type, len(self.type_params)))
+        return alpha_hash(self)
 
 
 class TypeVar(Type):
@@ -187,6 +232,10 @@ class GlobalTypeVar(Type):
 
     def __hash__(self):
         return hash(("GlobalTypeVar", self.name_hint))
+
+    def __call__(self, *args) -> "TypeCall":
+        """The ADT applied to type arguments, as in tvm: `List(a)`, `nat()`."""
+        return TypeCall(self, args)
 
 
 class TypeCall(Type):
@@ -233,6 +282,72 @@ class IncompleteType(Type):
 
     def __hash__(self):
         return id(self)
+
+
+def _bind_params(left: FuncType, right: FuncType, env: dict) -> dict | None:
+    if len(left.type_params) != len(right.type_params):
+        return None
+    inner = dict(env)
+    inner.update(zip(left.type_params, right.type_params))
+    return inner
+
+
+def alpha_equal(left: Type, right: Type, env: dict | None = None) -> bool:
+    """Structural equality of types where the type parameters of function types may be renamed.
+
+    `env` maps the left side's bound TypeVars to the right side's; free TypeVars compare by identity.
+    """
+    env = env or {}
+    if isinstance(left, TypeVar):
+        bound = env.get(left)
+        if bound is not None:
+            return bound is right
+        return left is right and right not in env.values()
+    if isinstance(left, FuncType):
+        if not isinstance(right, FuncType) or len(left.arg_types) != len(right.arg_types):
+            return False
+        inner = _bind_params(left, right, env)
+        if inner is None:
+            return False
+        return all(alpha_equal(a, b, inner) for a, b in zip(left.arg_types, right.arg_types)) and alpha_equal(
+            left.ret_type, right.ret_type, inner
+        )
+    if isinstance(left, TupleType):
+        return (
+            isinstance(right, TupleType)
+            and len(left.fields) == len(right.fields)
+            and all(alpha_equal(a, b, env) for a, b in zip(left.fields, right.fields))
+        )
+    if isinstance(left, TypeCall):
+        return (
+            isinstance(right, TypeCall)
+            and alpha_equal(left.func, right.func, env)
+            and len(left.args) == len(right.args)
+            and all(alpha_equal(a, b, env) for a, b in zip(left.args, right.args))
+        )
+    if isinstance(left, RefType):
+        return isinstance(right, RefType) and alpha_equal(left.value, right.value, env)
+    return left == right
+
+
+def alpha_hash(ty: Type, bound: dict | None = None) -> int:
+    """A hash consistent with alpha_equal: bound TypeVars hash by their binding position."""
+    bound = bound or {}
+    if isinstance(ty, TypeVar):
+        position = bound.get(ty)
+        return hash(("bound", position)) if position is not None else hash(ty)
+    if isinstance(ty, FuncType):
+        inner = dict(bound)
+        inner.update((param, (len(bound), i)) for i, param in enumerate(ty.type_params))
+        parts = tuple(alpha_hash(a, inner) for a in ty.arg_types)
+        return hash(("FuncType", parts, alpha_hash(ty.ret_type, inner), len(ty.type_params)))
+    if isinstance(ty, TupleType):
+        return hash(("TupleType", tuple(alpha_hash(f, bound) for f in ty.fields)))
+    if isinstance(ty, TypeCall):
+        return hash(("TypeCall", alpha_hash(ty.func, bound), tuple(alpha_hash(a, bound) for a in ty.args)))
+    if isinstance(ty, RefType):
+        return hash(("RefType", alpha_hash(ty.value, bound)))
+    return hash(ty)
 
 
 def scalar_type(dtype: str) -> TensorType:

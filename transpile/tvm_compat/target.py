@@ -14,6 +14,9 @@ __all__ = ["Target", "TargetKind", "create"]
 
 _current = threading.local()
 
+# TVM v0.19's target_kind.cc defaults; every other kind has no limit.
+_MAX_FUNCTION_ARGS = {"opencl": 128, "metal": 31}
+
 
 class TargetKind:
     __slots__ = ("name",)
@@ -53,6 +56,11 @@ class Target:
                 self.attrs[key] = value if value else True
         self.host = Target(host) if isinstance(host, (str, dict)) else host
         self._text = text
+
+    @property
+    def max_function_args(self) -> int:
+        """TVM's per-kind limit on a kernel's arguments (0: none); FuseOps keeps groups under it."""
+        return int(self.attrs.get("max_function_args", _MAX_FUNCTION_ARGS.get(self.kind.name, 0)))
 
     def __str__(self):
         return self._text

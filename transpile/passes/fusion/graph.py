@@ -94,8 +94,11 @@ def _is_graph_value(value) -> bool:
     return False
 
 
-def _node_pattern(value) -> OpPattern:
+def _node_pattern(value, pattern_overrides) -> OpPattern:
     if isinstance(value, E.Call):
+        override = pattern_overrides.get(value.op.name)
+        if override is not None:
+            return OpPattern(override)
         definition = lookup(value.op.name)
         return OpPattern(definition.pattern) if definition is not None else OpPattern.OPAQUE
     if isinstance(value, E.Tuple):
@@ -116,17 +119,23 @@ def _edge_pattern(consumer: Node, operand) -> OpPattern:
     return pattern
 
 
-def build_graph(bindings, result) -> Graph:
-    """The dataflow graph of a block's bindings; `result` is the block's final atom."""
+def build_graph(bindings, result, barrier_vars=frozenset(), pattern_overrides=None) -> Graph:
+    """The dataflow graph of a block's bindings; `result` is the block's final atom.
+
+    `pattern_overrides` maps operator names to the fusion pattern to use instead of the registry's.
+    A binding of a variable in `barrier_vars` is an external reference (a group output), as TVM's
+    graph treats every value a user `let` binds: fusion never runs through it.
+    """
     nodes: list[Node] = []
     node_of: dict = {}
+    pattern_overrides = pattern_overrides or {}
     for var, value in bindings:
         if not _is_graph_value(value):
             for used in free_vars(value):
                 if used in node_of:
                     node_of[used].extern_ref = True
             continue
-        node = Node(len(nodes), var, value, _node_pattern(value))
+        node = Node(len(nodes), var, value, _node_pattern(value, pattern_overrides))
         for operand in _operands(value):
             if not is_atom(operand):
                 raise ValueError(
@@ -137,6 +146,9 @@ def build_graph(bindings, result) -> Graph:
                 producer.outputs.append((node, _edge_pattern(node, operand)))
         nodes.append(node)
         node_of[var] = node
+    for var in barrier_vars:
+        if var in node_of:
+            node_of[var].extern_ref = True
     if isinstance(result, E.Var) and result in node_of:
         node_of[result].extern_ref = True
     elif not is_atom(result):

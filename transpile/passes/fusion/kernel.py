@@ -30,8 +30,9 @@ def _is_scalar_constant(atom) -> bool:
 
 
 class _KernelBuilder:
-    def __init__(self, members: list[Node], scalar_constants: dict):
+    def __init__(self, members: list[Node], scalar_constants: dict, link_params: bool = False):
         self.members = members
+        self.link_params = link_params  # TVM's relay.FuseOps.link_params: every constant stays in the body
         self.member_vars = {node.var: node for node in members}
         self.scalar_constants = scalar_constants  # let-bound 0-d constants of the block, inlined
         self.params: list[E.Var] = []
@@ -75,7 +76,7 @@ class _KernelBuilder:
             constant = self.scalar_constants.get(atom)
             if constant is not None:
                 return constant
-        if _is_scalar_constant(atom):
+        if _is_scalar_constant(atom) or (self.link_params and isinstance(atom, E.Constant)):
             return atom
         ty = atom.checked_type_
         if isinstance(ty, TensorType):
@@ -109,6 +110,6 @@ class _KernelBuilder:
         return self.projections, typed(call, out_type)
 
 
-def build_kernel(members: list[Node], scalar_constants: dict):
+def build_kernel(members: list[Node], scalar_constants: dict, link_params: bool = False):
     """(projection bindings to emit before the call, the kernel call) for a group; members in block order."""
-    return _KernelBuilder(members, scalar_constants).build()
+    return _KernelBuilder(members, scalar_constants, link_params).build()

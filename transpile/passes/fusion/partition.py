@@ -156,9 +156,14 @@ def _broadcast_path(kind: OpPattern, is_sink: bool) -> bool:
     return kind <= BROADCAST or kind in (COMM_REDUCE, INJECTIVE, OUT_ELEMWISE_FUSABLE)
 
 
-def partition(graph: Graph, dom: list[DomNode], max_group_size: int = 256) -> list[Group]:
-    """The group (union-find root) of every graph node, indexed like graph.nodes."""
+def partition(graph: Graph, dom: list[DomNode], max_group_size: int = 256, fuse_opt_level: int = 2) -> list[Group]:
+    """The group (union-find root) of every graph node, indexed like graph.nodes.
+
+    At fuse_opt_level 0 every node stays a group of its own (TVM's GraphPartitioner at opt_level 0).
+    """
     partitioner = _Partitioner(graph, dom, max_group_size)
+    if fuse_opt_level == 0:
+        return partitioner.groups
     for phase in range(3):
         partitioner.run(phase)
     return [group.find_root() for group in partitioner.groups]

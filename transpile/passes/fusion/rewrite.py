@@ -26,8 +26,12 @@ def _copy_type(new, old):
 
 
 class _Fuser:
-    def __init__(self, max_group_size: int):
+    def __init__(self, max_group_size: int, fuse_opt_level: int, link_params: bool, barrier_vars, pattern_overrides):
         self.max_group_size = max_group_size
+        self.fuse_opt_level = fuse_opt_level
+        self.link_params = link_params
+        self.barrier_vars = barrier_vars
+        self.pattern_overrides = pattern_overrides
 
     # Nested scopes inside a binding's value are blocks of their own.
     def value(self, value):
@@ -61,8 +65,10 @@ class _Fuser:
             result = result_var
         if block_type is None:
             block_type = result.checked_type_
-        graph = build_graph(bindings, result)
-        groups = partition(graph, post_dominators(graph), self.max_group_size) if graph.nodes else []
+        graph = build_graph(bindings, result, self.barrier_vars, self.pattern_overrides)
+        groups = (
+            partition(graph, post_dominators(graph), self.max_group_size, self.fuse_opt_level) if graph.nodes else []
+        )
         members: dict[int, list] = {}
         for node, group in zip(graph.nodes, groups):
             members.setdefault(id(group), []).append(node)
@@ -79,7 +85,7 @@ class _Fuser:
         for var, value in bindings:
             group_members = kernel_root.get(var)
             if group_members is not None:
-                projections, call = build_kernel(group_members, scalar_constants)
+                projections, call = build_kernel(group_members, scalar_constants, self.link_params)
                 new_bindings.extend(projections)
                 new_bindings.append((var, call))
             elif var not in in_kernel:
@@ -179,14 +185,26 @@ def _inline_primitive_functions(bindings, result):
 
 
 @deep_recursion
-def fuse(mod: IRModule, max_group_size: int = 256) -> IRModule:
+def fuse(
+    mod: IRModule,
+    max_group_size: int = 256,
+    *,
+    fuse_opt_level: int = 2,
+    link_params: bool = False,
+    barrier_vars=frozenset(),
+    pattern_overrides=None,
+) -> IRModule:
     """A new module whose primitive operator calls are grouped into kernels (Relay's FuseOps rules).
 
     Input: a type-checked module in A-normal form. Output: the same module where each group of
     operator calls of a block is one binding `let %r = (fn (%p0: T0, ..., Primitive=1) -> T { ... })(a0, ...)`
     (see the package docstring); every node keeps or gets its `checked_type_`.
+    TVM's FuseOps knobs: `fuse_opt_level` 0 puts every operator in a kernel of its own;
+    `link_params` keeps non-scalar constants in the kernel body instead of passing them;
+    the bindings of `barrier_vars` end their groups (TVM never fuses through a user `let`);
+    `pattern_overrides` ({op name: OpPattern}) replaces the registry's fusion pattern of those operators.
     """
-    fuser = _Fuser(max_group_size)
+    fuser = _Fuser(max_group_size, fuse_opt_level, link_params, frozenset(barrier_vars), dict(pattern_overrides or {}))
     new = mod.copy()
     new.functions = {gv: fuser.function(func) for gv, func in mod.functions.items()}
     return new

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..ty import AnyDim, TensorType, TupleType, Type
+from ..ty import AnyDim, SymbolicDim, TensorType, TupleType, Type
 from .registry import RelationError
 
 __all__ = [
@@ -50,10 +50,19 @@ def broadcast_shapes(a: Sequence, b: Sequence, op_name: str = "broadcast") -> tu
     for i in range(1, max(len(a), len(b)) + 1):
         x = a[-i] if i <= len(a) else 1
         y = b[-i] if i <= len(b) else 1
-        if isinstance(x, AnyDim) or isinstance(y, AnyDim):
+        if x == y:  # also a symbol (SymbolicDim) broadcast with itself, which keeps its name
+            out.append(x)
+        elif isinstance(x, SymbolicDim) and y == 1 or isinstance(y, SymbolicDim) and x == 1:
+            out.append(x if y == 1 else y)  # as TVM: n with 1 is n
+        elif isinstance(x, SymbolicDim) and not _unnamed_any(y) or isinstance(y, SymbolicDim) and not _unnamed_any(x):
+            # As TVM: a symbol broadcasts only with itself, 1 or `?` (n with 5 or m is unprovable).
+            raise RelationError(
+                f"{op_name}: shapes {_shape_text(a)} and {_shape_text(b)} are not broadcastable (dimension {x} vs {y})"
+            )
+        elif isinstance(x, AnyDim) or isinstance(y, AnyDim):
             other = y if isinstance(x, AnyDim) else x
             out.append(other if not isinstance(other, AnyDim) and other != 1 else AnyDim())
-        elif x == y or y == 1:
+        elif y == 1:
             out.append(x)
         elif x == 1:
             out.append(y)
@@ -62,6 +71,10 @@ def broadcast_shapes(a: Sequence, b: Sequence, op_name: str = "broadcast") -> tu
                 f"{op_name}: shapes {_shape_text(a)} and {_shape_text(b)} are not broadcastable (dimension {x} vs {y})"
             )
     return tuple(reversed(out))
+
+
+def _unnamed_any(dim) -> bool:
+    return isinstance(dim, AnyDim) and not isinstance(dim, SymbolicDim)
 
 
 def _shape_text(shape) -> str:

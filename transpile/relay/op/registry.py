@@ -96,10 +96,49 @@ class OpDef:
     def defaults(self) -> dict:
         return {f.name: f.default for f in self.attrs if f.default is not REQUIRED}
 
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        """TVM's Python parameter names of the inputs: extras["input_names"], else TVM's conventions
+        (`data` for one input, `lhs`/`rhs` for a binary elementwise operator)."""
+        names = self.extras.get("input_names")
+        if names is not None:
+            return tuple(names)
+        if self.num_inputs == 1 or self.tuple_input:
+            return ("data",)
+        if self.num_inputs == 2 and not self.attrs and self.pattern in (OpPattern.ELEMWISE, OpPattern.BROADCAST):
+            return ("lhs", "rhs")
+        return ()
+
+    def bind_input_keywords(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """Moves inputs passed by keyword (`relay.nn.relu(data=x)`) to their positions."""
+        names = self.input_names
+        if not kwargs or not any(name in kwargs for name in names):
+            return args, kwargs
+        args, kwargs = list(args), dict(kwargs)
+        for position, name in enumerate(names):
+            if name not in kwargs:
+                continue
+            if position < len(args):
+                raise TypeError(f"{self.name} got input {name!r} twice")
+            if position > len(args):
+                raise TypeError(f"{self.name}: input {names[len(args)]!r} is missing before {name!r}")
+            args.append(kwargs.pop(name))
+        return tuple(args), kwargs
+
+    def wrap_outputs(self, call):
+        """The builder's result: a TupleWrapper for operators TVM's builders returned one for."""
+        count = self.extras.get("tuple_outputs")
+        if count is None:
+            return call
+        from ..expr import TupleWrapper
+
+        return TupleWrapper(call, count(call) if callable(count) else int(count))
+
     def __call__(self, *args, **kwargs):
-        """Builder API: inputs positionally, then attributes positionally or by keyword."""
+        """Builder API: inputs positionally (or by TVM's name), then attributes positionally or by keyword."""
         from ..expr import Tuple, to_expr
 
+        args, kwargs = self.bind_input_keywords(args, kwargs)
         n = self.num_inputs if self.num_inputs is not None else len(args)
         if len(args) < n:
             raise TypeError(f"{self.name} takes {n} input(s), got {len(args)}")
@@ -114,7 +153,7 @@ class OpDef:
             if attr_field.name in given:
                 raise TypeError(f"{self.name} got attribute {attr_field.name!r} twice")
             given[attr_field.name] = value
-        return make_call(self.name, [to_expr(x) for x in inputs], given)
+        return self.wrap_outputs(make_call(self.name, [to_expr(x) for x in inputs], given))
 
 
 _REGISTRY: dict[str, OpDef] = {}

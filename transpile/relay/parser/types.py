@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import re
 
-from ..ty import AnyDim, FuncType, IncompleteType, RefType, TensorType, TupleType, TypeCall, TypeKind, TypeVar
+from ..ty import (
+    AnyDim,
+    FuncType,
+    IncompleteType,
+    RefType,
+    SymbolicDim,
+    TensorType,
+    TupleType,
+    TypeCall,
+    TypeKind,
+    TypeVar,
+)
 from .tokens import IDENT, INT, UNDERSCORE, describe
 
 __all__ = ["TypeParser", "DTYPE"]
@@ -118,7 +129,16 @@ class TypeParser:
                 self.fail(f"tensor dimension must be non-negative, found {value}")
             self.advance()
             return value
-        self.fail(f"expected a dimension (an integer or `?`) but found {describe(tok)}")
+        if tok.kind == IDENT:
+            # A symbolic dimension, as the printer writes TVM's shape variables: every use of the
+            # name in one text is the same dimension.
+            self.advance()
+            symbols = self.__dict__.setdefault("shape_symbols", {})
+            dim = symbols.get(tok.text)
+            if dim is None:
+                dim = symbols[tok.text] = SymbolicDim(tok.text)
+            return dim
+        self.fail(f"expected a dimension (an integer, `?` or a name) but found {describe(tok)}")
 
     def parse_type_call(self):
         tok = self.advance()

@@ -8,6 +8,7 @@ from ..ty import (
     GlobalTypeVar,
     IncompleteType,
     RefType,
+    SymbolicDim,
     TensorType,
     TupleType,
     TypeCall,
@@ -18,8 +19,24 @@ from .names import bare_name
 __all__ = ["TypePrinter", "dims_text"]
 
 
-def dims_text(shape) -> str:
-    return ", ".join("?" if isinstance(d, AnyDim) else str(d) for d in shape)
+def dims_text(shape, dim_name=None) -> str:
+    """`5, ?, n`: a symbolic dimension prints by name (`dim_name` makes names unique), `?` otherwise."""
+    parts = []
+    for d in shape:
+        if isinstance(d, SymbolicDim):
+            parts.append(dim_name(d) if dim_name is not None else _identifier(d.name))
+        elif isinstance(d, AnyDim):
+            parts.append("?")
+        else:
+            parts.append(str(d))
+    return ", ".join(parts)
+
+
+def _identifier(name: str) -> str:
+    """`name` as the parser reads it in a shape: an identifier starting with a letter."""
+    if not (name and name[0].isascii() and name[0].isalpha()):
+        name = "d" + name
+    return "".join(ch if ch.isascii() and (ch.isalnum() or ch == "_") else "_" for ch in name)
 
 
 class TypePrinter:
@@ -33,6 +50,21 @@ class TypePrinter:
         self._names: dict[TypeVar, str] = {}
         self._live: dict[str, int] = {}
         self._shadowed: list[tuple[TypeVar, str | None]] = []
+        self._dim_names: dict[SymbolicDim, str] = {}
+        self._dim_names_used: set[str] = set()
+
+    def dim_name(self, dim: SymbolicDim) -> str:
+        """The name of a symbolic dimension: its own, suffixed when another symbol printed so."""
+        name = self._dim_names.get(dim)
+        if name is None:
+            base = name = _identifier(dim.name)
+            suffix = 0
+            while name in self._dim_names_used:
+                suffix += 1
+                name = f"{base}{suffix}"
+            self._dim_names[dim] = name
+            self._dim_names_used.add(name)
+        return name
 
     def _allocate(self, tv: TypeVar) -> str:
         base = tv.name_hint or "t"
@@ -74,7 +106,7 @@ class TypePrinter:
         if isinstance(ty, TensorType):
             if not ty.shape:
                 return ty.dtype
-            return f"Tensor[({dims_text(ty.shape)}), {ty.dtype}]"
+            return f"Tensor[({dims_text(ty.shape, self.dim_name)}), {ty.dtype}]"
         if isinstance(ty, TupleType):
             inner = ", ".join(self(f) for f in ty.fields)
             return f"({inner},)" if len(ty.fields) == 1 else f"({inner})"

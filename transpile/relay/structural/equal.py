@@ -33,6 +33,7 @@ from ..ty import (
     GlobalTypeVar,
     IncompleteType,
     RefType,
+    SymbolicDim,
     TensorType,
     TupleType,
     Type,
@@ -60,6 +61,8 @@ class _Equal:
         self.rvars: dict = {}
         self.tvars: dict = {}
         self.rtvars: dict = {}
+        self.dims: dict = {}  # symbolic dims, left to right and right to left
+        self.rdims: dict = {}
         self.proven: set = set()
         self.path: list[str] = []
         self.undo: list = []  # (mapping, key, previous value) to restore when a scope ends
@@ -136,7 +139,7 @@ class _Equal:
         if type(a) is not type(b):
             self.fail(a, b, f"{type(a).__name__} vs {type(b).__name__}")
         if isinstance(a, TensorType):
-            if a.shape != b.shape or a.dtype != b.dtype:
+            if a.dtype != b.dtype or len(a.shape) != len(b.shape) or not all(map(self.dim, a.shape, b.shape)):
                 self.fail(a, b, "different tensor types")
         elif isinstance(a, TupleType):
             self.each("fields", self.type, a.fields, b.fields)
@@ -169,6 +172,21 @@ class _Equal:
                 self.fail(a, b, "incomplete types of different kinds")
         elif a != b:
             self.fail(a, b, "different types")
+
+    def dim(self, a, b) -> bool:
+        """Dims are equal; symbolic dims (SymbolicDim) correspond one to one across the whole comparison.
+
+        A symbol has no binder in Relay (TVM's shape variables are free in the program), so the
+        first place two symbols meet pairs them; this keeps print -> parse (which makes new
+        symbols with the printed names) structurally equal to the original.
+        """
+        if not isinstance(a, SymbolicDim) or not isinstance(b, SymbolicDim):
+            return a == b
+        dims, rdims = self.dims, self.rdims
+        if a in dims or b in rdims:
+            return dims.get(a) == b and rdims.get(b) == a
+        dims[a], rdims[b] = b, a
+        return True
 
     # -- attributes --
     def attr_value(self, a, b):

@@ -20,9 +20,10 @@ def _entry_module(expr, mod):
     """(a copy of `mod` with a fresh parameterless entry returning `expr`, that entry's name)."""
     from ..analysis import free_vars
     from ..backend.runner import _fresh_entry
-    from ..expr import Function
+    from ..expr import Function, to_expr
     from ..module import IRModule
 
+    expr = to_expr(expr)  # a TupleWrapper (relay.split's result) stands for its tuple, as in tvm
     unbound = free_vars(expr)
     if unbound:
         names = ", ".join(f"%{v.name_hint}" for v in unbound)

@@ -7,7 +7,8 @@
     mod = relay.transform.optimize(mod, opt_level=3)      # the whole graph-level pipeline
 
 One module per pass or family: simplify_inference, fold_constant, fold_scale_axis (backward and
-forward), canonicalize_ops, simplify_expr, eliminate_common_subexpr, dead_code; infra holds
+forward), canonicalize_ops, simplify_expr, eliminate_common_subexpr, dead_code, fuse_ops (the
+compiler's fusion in TVM's output form), normal_form (ToANormalForm / ToGraphNormalForm), local (InferTypeLocal, AnnotateSpans); infra holds
 Pass / PassContext / Sequential, optimize the build order.
 """
 
@@ -18,6 +19,7 @@ from .dead_code import DeadCodeElimination, RemoveUnusedFunctions
 from .eliminate_common_subexpr import EliminateCommonSubexpr
 from .fold_constant import FoldConstant, FoldConstantExpr
 from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis
+from .fuse_ops import FuseOps
 from .gradient import FirstOrderGradient, gradient
 from .infra import (
     FunctionPass,
@@ -30,6 +32,8 @@ from .infra import (
     function_pass,
     module_pass,
 )
+from .local import AnnotateSpans, InferTypeLocal
+from .normal_form import ToANormalForm, ToANormalFormExpr, ToGraphNormalForm
 from .optimize import DEFAULT_OPT_LEVEL, optimization_passes, optimize
 from .simplify_expr import SimplifyExpr
 from .simplify_inference import SimplifyInference
@@ -62,4 +66,10 @@ __all__ = [
     "DEFAULT_OPT_LEVEL",
     "gradient",
     "FirstOrderGradient",
+    "FuseOps",
+    "ToANormalForm",
+    "ToANormalFormExpr",
+    "ToGraphNormalForm",
+    "InferTypeLocal",
+    "AnnotateSpans",
 ]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from .. import expr as E
 from ..ty import (
-    AnyDim,
     FuncType,
     GlobalTypeVar,
     IncompleteType,
@@ -33,7 +32,7 @@ def show_type(ty: Type) -> str:
 
 def _fallback(ty) -> str:
     if isinstance(ty, TensorType):
-        dims = ", ".join("?" if isinstance(d, AnyDim) else str(d) for d in ty.shape)
+        dims = ", ".join(repr(d) for d in ty.shape)  # `?`, a symbol's name, or the number
         return f"Tensor[({dims}), {ty.dtype}]"
     if isinstance(ty, TupleType):
         inner = ", ".join(_fallback(f) for f in ty.fields)

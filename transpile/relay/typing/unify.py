@@ -8,6 +8,7 @@ from ..ty import (
     GlobalTypeVar,
     IncompleteType,
     RefType,
+    SymbolicDim,
     TensorType,
     TupleType,
     Type,
@@ -16,7 +17,7 @@ from ..ty import (
 )
 from .subst import substitute
 
-__all__ = ["Mismatch", "Unifier", "UNIT", "adt_form"]
+__all__ = ["Mismatch", "Unifier", "UNIT", "adt_form", "unify_dims"]
 
 UNIT = TupleType([])
 
@@ -197,12 +198,10 @@ class Unifier:
             raise Mismatch(left, right, f"rank {len(left.shape)} vs {len(right.shape)}")
         dims = []
         for axis, (a, b) in enumerate(zip(left.shape, right.shape)):
-            if isinstance(a, AnyDim):
-                dims.append(b)
-            elif isinstance(b, AnyDim) or a == b:
-                dims.append(a)
-            else:
+            dim = unify_dims(a, b)
+            if dim is None:
                 raise Mismatch(left, right, f"dimension {axis} is {a} vs {b}")
+            dims.append(dim)
         return TensorType(dims, left.dtype)
 
     def _unify_func(self, left: FuncType, right: FuncType) -> FuncType:
@@ -223,6 +222,25 @@ class Unifier:
         args = [self.unify(a, b) for a, b in pairs]
         ret = self.unify(*ret_pair)
         return FuncType(args, ret, fewer.type_params)
+
+
+def unify_dims(a, b):
+    """The dimension equal to both `a` and `b`, or None when they conflict.
+
+    `?` takes the other side. A symbol (SymbolicDim) meeting a constant takes the constant, as
+    TVM's solver bound the shape variable to it; two different symbols conflict, as in TVM.
+    """
+    if a == b:
+        return a
+    if isinstance(a, AnyDim) and not isinstance(a, SymbolicDim):
+        return b
+    if isinstance(b, AnyDim) and not isinstance(b, SymbolicDim):
+        return a
+    if isinstance(a, SymbolicDim) and not isinstance(b, AnyDim):
+        return b
+    if isinstance(b, SymbolicDim) and not isinstance(a, AnyDim):
+        return a
+    return None
 
 
 def _same(new, old) -> bool:

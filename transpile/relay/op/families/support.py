@@ -44,6 +44,7 @@ class PyOrderOpDef(OpDef):
     def __call__(self, *args, **kwargs):
         from ...expr import Tuple, to_expr
 
+        args, kwargs = self.bind_input_keywords(args, kwargs)
         n = self.num_inputs if self.num_inputs is not None else len(args)
         if len(args) < n:
             raise TypeError(f"{self.name} takes {n} input(s), got {len(args)}")
@@ -63,7 +64,7 @@ class PyOrderOpDef(OpDef):
         for name in self.extras.get("none_is_default", ()):
             if name in given and given[name] is None:
                 del given[name]
-        return make_call(self.name, [to_expr(x) for x in inputs], given)
+        return self.wrap_outputs(make_call(self.name, [to_expr(x) for x in inputs], given))
 
 
 def expect_arity(arg_types, count: int, op_name: str) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ty import AnyDim, TensorType, TupleType
+from ...ty import AnyDim, SymbolicDim, TensorType, TupleType
 from ..common import expect_tuple_of_tensors, fmt_type
 from ..registry import AttrField, OpDef, OpPattern, RelationError, REQUIRED, make_call, register
 from .support import (
@@ -65,13 +65,15 @@ def _concatenate_rel(arg_types, attrs):
         if i == axis:
             oshape.append(concat)
             continue
-        known = [f.shape[i] for f in fields if not is_any(f.shape[i])]
-        if any(k != known[0] for k in known):
+        # A symbol (SymbolicDim) counts as known here, as TVM's shape variables did.
+        known = [f.shape[i] for f in fields if isinstance(f.shape[i], SymbolicDim) or not is_any(f.shape[i])]
+        constants = [k for k in known if not is_any(k)]
+        if any(k != constants[0] for k in constants):
             listed = ", ".join(fmt_type(f) for f in fields)
             raise RelationError(f"concatenate: tensors must agree on every axis but {axis}, got {listed}")
         # Like TVM: a partially known axis stays known only when the concatenated axis is unknown.
         if len(known) == len(fields) or (known and is_any(concat)):
-            oshape.append(known[0])
+            oshape.append(constants[0] if constants else known[0])
         else:
             oshape.append(AnyDim())
     return TensorType(oshape, first.dtype)
@@ -153,6 +155,12 @@ def _split_rel(arg_types, attrs):
         shape[axis] = AnyDim() if size is None else size
         fields.append(TensorType(shape, data.dtype))
     return TupleType(fields)
+
+
+def _split_output_count(call) -> int:
+    """How many parts relay.split returns: the section count, or one more than the split points."""
+    spec = call.attrs.indices_or_sections
+    return spec if isinstance(spec, int) else len(spec) + 1
 
 
 def _split_impl(args, attrs, out_type):
@@ -654,6 +662,7 @@ def _register_all():
             _split_impl,
             attrs=(AttrField("indices_or_sections", REQUIRED, _indices_or_sections), AttrField("axis", 0, to_int)),
             te_impl=_te_split,
+            extras={"tuple_outputs": _split_output_count},
         )
     )
     register(

@@ -116,6 +116,7 @@ class NNOpDef(OpDef):
     def __call__(self, *args, **kwargs):
         from ....expr import to_expr
 
+        args, kwargs = self.bind_input_keywords(args, kwargs)
         n = self.num_inputs
         if len(args) < n:
             raise TypeError(f"{self.name} takes {n} input(s), got {len(args)}")
@@ -135,7 +136,7 @@ class NNOpDef(OpDef):
             given = normalize(dict(given))
         call = make_call(self.name, inputs, given)
         post = self.extras.get("builder_post")
-        return post(call) if post is not None else call
+        return post(call) if post is not None else self.wrap_outputs(call)
 
 
 def pad_tuple2d(padding) -> tuple:

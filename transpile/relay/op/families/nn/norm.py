@@ -157,6 +157,7 @@ register(
         te_impl=batch_norm_te,
         attrs=_norm_attrs(1),
         description="Inference batch norm; returns (out, moving_mean, moving_var) like TVM.",
+        extras={"tuple_outputs": 3},
     )
 )
 register(
