@@ -249,7 +249,7 @@ def test_fuzz_regression(path, backend, isolate):
     finally:
         if runner.isolated is not None:
             runner.isolated.close()
-    status, detail = classify(reference, outcome)
+    status, detail = classify(reference, outcome, text)
     assert status not in FAILURES, f"{status}: {detail}"
 
 
