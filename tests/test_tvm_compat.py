@@ -276,6 +276,26 @@ def test_relay_build_and_graph_module(backend_name, monkeypatch):
         module.set_input("y", data)
 
 
+def test_relay_build_unpacks_to_the_legacy_triple(monkeypatch):
+    """TVM <= 0.19 code: `graph, lib, params = relay.build(...)`, then graph_executor.create(graph, lib, dev)."""
+    import json
+
+    from transpile.tvm_compat.contrib import graph_executor
+
+    monkeypatch.setenv(BACKEND_ENV, "interpreter")
+    x, w = float_var("x", (2,)), float_var("w", (2,))
+    mod = tvm.IRModule.from_expr(relay.Function([x, w], x * w))
+    with pytest.warns(DeprecationWarning, match="legacy"):
+        graph, lib, params = relay.build(mod, target="llvm", params={"w": np.array([2, 3], "float32")})
+    assert json.loads(graph)["inputs"] == ["x"] and set(params) == {"w"}
+    module = graph_executor.create(graph, lib, tvm.cpu(0))
+    module.set_input("x", np.array([1, 1], "float32"))
+    module.run()
+    np.testing.assert_allclose(module.get_output(0).numpy(), [2, 3])
+    with pytest.raises(TranspileError, match="the lib that relay.build returned"):
+        graph_executor.create(graph, "not a lib", tvm.cpu(0))
+
+
 def test_relay_aot_compile(monkeypatch):
     monkeypatch.setenv(BACKEND_ENV, "interpreter")
     mod, prelude = _list_module()
@@ -427,3 +447,94 @@ def test_create_workload_initializes_parameters_by_name():
         "fc3_weight",
         "fc3_bias",
     ]
+
+
+# ----- autotvm (default schedules only), TVMScript, contrib.cudnn, topi.cuda -------------------
+
+
+def test_autotvm_dispatch_contexts_nest_and_fall_back():
+    from transpile.tvm_compat import autotvm
+
+    outer = autotvm.DispatchContext.current
+    assert outer.query("llvm", ("conv2d", 1)).is_fallback
+    assert outer.query("llvm", ("conv2d", 1)) is outer.query("llvm", ("conv2d", 1))  # memoized per workload
+
+    class TunedFallback(autotvm.FallbackContext):
+        def _query_inside(self, target, workload):
+            cfg = autotvm.task.space.FallbackConfigEntity()
+            cfg.is_fallback = False
+            cfg["tile_x"] = autotvm.task.space.SplitEntity([-1, 4])
+            cfg["unroll"] = autotvm.task.space.OtherOptionEntity(16)
+            return cfg
+
+    with TunedFallback() as tuned:
+        assert autotvm.DispatchContext.current is tuned
+        cfg = tuned.query("llvm", ("dense", 2))
+        assert cfg["tile_x"].size == [-1, 4] and cfg.get_other_option() == {"unroll": 16}
+        with pytest.raises(KeyError, match="no knob 'tile_y'"):
+            cfg["tile_y"]
+        with pytest.raises(autotvm.AutoTVMUnavailableError, match="SplitEntity.apply"):
+            cfg["tile_x"].apply(None, None, None)
+    assert autotvm.DispatchContext.current is outer
+
+
+def test_autotvm_history_reads_records_and_keeps_default_schedules(tmp_path, monkeypatch):
+    from transpile.tvm_compat import autotvm
+
+    monkeypatch.setenv(BACKEND_ENV, "interpreter")
+    log = tmp_path / "tuning.log"
+    log.write_text('{"input": ["llvm", "dense.x86", [], {}], "config": {}, "result": [[0.1], 0, 1, 0]}\n'
+                   '{"i": ["llvm"], "v": 0.1}\n')
+    x = float_var("x", (2, 3))
+    with autotvm.apply_history_best(str(log)) as history, autotvm.tophub.context("llvm"):
+        assert len(history.records) == 1  # log format 0.1 is skipped, as TVM did
+        assert autotvm.DispatchContext.current.query("llvm", ("dense", 1)).is_fallback
+        out = relay.create_executor().evaluate(relay.Function([x], relay.nn.relu(x)))(-np.ones((2, 3), "float32"))
+    np.testing.assert_array_equal(out.numpy(), np.zeros((2, 3), "float32"))
+
+    log.write_text("not json\n")
+    with pytest.raises(TranspileError, match="tuning.log:1: not an AutoTVM JSON record"):
+        autotvm.apply_history_best(str(log))
+    with pytest.raises(TranspileError, match="cannot read AutoTVM tuning records"):
+        autotvm.apply_history_best(str(tmp_path / "missing.log"))
+
+
+@pytest.mark.parametrize(
+    "needs_tuning",
+    [
+        lambda autotvm: autotvm.task.extract_from_program(None, {}, "llvm"),
+        lambda autotvm: autotvm.task.create("conv2d_nchw.x86", (), "llvm"),
+        lambda autotvm: autotvm.measure_option(None, None),
+        lambda autotvm: autotvm.task.space.FallbackConfigEntity().define_split("tile", 8, num_outputs=2),
+    ],
+)
+def test_autotvm_tuning_features_raise_naming_the_feature(needs_tuning):
+    from transpile.tvm_compat import autotvm
+
+    with pytest.raises(TranspileError, match=r"tvm\.autotvm\.\S+ needs AutoTVM"):
+        needs_tuning(autotvm)
+
+
+def test_tvmscript_tir_is_apache_tvms_parser():
+    from transpile.tvm_compat.script import tir as T
+
+    @T.prim_func
+    def add_one(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+        for i in range(4):
+            b[i] = a[i] + T.float32(1)
+
+    assert type(add_one).__name__ == "PrimFunc"
+    assert T.int64(3).value == 3 and str(T.int64(3).ty) == "int64"
+    with pytest.raises(AttributeError, match="tvm.script.tirx"):
+        T.no_such_construct
+
+
+def test_cudnn_is_never_available_and_topi_cuda_tile_size():
+    from transpile.tvm_compat.contrib import cudnn
+    from transpile.tvm_compat.topi.cuda.conv3d_winograd import _infer_tile_size
+
+    assert cudnn.exists() is False
+    assert _infer_tile_size(np.zeros((1, 2, 4, 16, 8)), None) == 4
+    assert _infer_tile_size(np.zeros((1, 2, 4, 12, 8)), None) == 2
+    with pytest.raises(TranspileError, match="expected NCDHW"):
+        _infer_tile_size(np.zeros((1, 2, 16, 8)), None)

@@ -51,6 +51,8 @@ __all__ = [
     "ext_dev",
     "rpc",
     "aot",
+    "autotvm",
+    "script",
     "register_func",
     "get_global_func",
 ]
@@ -72,6 +74,7 @@ def get_global_func(name, allow_missing=False):
 
 # Loaded on first use: they import pytest or apache-tvm.
 _LAZY = {"testing": ".testing", "te": ".te", "tir": ".tir", "topi": ".topi", "aot": ".aot", "rpc": ".rpc"}
+_LAZY.update(autotvm=".autotvm", script=".script")
 
 
 def __getattr__(name):

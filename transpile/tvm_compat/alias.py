@@ -18,6 +18,8 @@ __all__ = ["ALIASES", "AliasFinder", "install"]
 # alias package -> real package
 ALIASES = {
     "transpile.tvm_compat.relay": "transpile.relay",
+    # apache-tvm has no tvm.topi.cuda; checked before the topi alias (the first matching prefix wins)
+    "transpile.tvm_compat.topi.cuda": "transpile.tvm_compat.topi_cuda",
     "transpile.tvm_compat.topi": "tvm.topi",
 }
 

@@ -97,3 +97,12 @@ class Target:
 def create(target) -> Target:
     """TVM <= 0.7's tvm.target.create."""
     return Target(target)
+
+
+def __getattr__(name):
+    # `tvm.target.codegen.llvm_version_major()`: the LLVM that apache-tvm (the cpp/tir backends' compiler) links.
+    if name == "codegen":
+        import tvm.target.codegen
+
+        return tvm.target.codegen
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,6 +11,9 @@ keep their values between runs, and the "graph"/"aot" executor kinds return a li
 
 from __future__ import annotations
 
+import json
+import warnings
+
 import numpy as np
 
 from ...errors import TranspileError
@@ -18,7 +21,7 @@ from .interpreter import Executor
 from .runner import compile_callable, host_target, selected_backend
 from .values import NDArray, to_ndarray
 
-__all__ = ["build", "GraphExecutorFactoryModule", "GraphExecutorModule", "GraphModule", "GraphExecutor", "AotExecutor"]
+__all__ = ["build", "create", "GraphExecutorFactoryModule", "GraphExecutorModule", "GraphModule", "GraphExecutor", "AotExecutor"]
 
 
 class GraphExecutor(Executor):
@@ -77,6 +80,36 @@ class GraphExecutorFactoryModule:
 
     def get_params(self) -> dict:
         return dict(self.params)
+
+    def get_graph_json(self) -> str:
+        """A JSON summary of the graph (entry, inputs, backend): transpile builds no TVM graph JSON."""
+        names = list(self._compiled.param_names)
+        return json.dumps({"transpile_graph": self.libmod_name, "inputs": names, "backend": self.backend})
+
+    graph_json = property(get_graph_json)
+
+    def get_lib(self):
+        return self
+
+    def __iter__(self):
+        # TVM <= 0.19 still let `graph, lib, params = relay.build(...)` unpack the factory (deprecated);
+        # graph_executor.create(graph, lib, dev) takes the three back.
+        warnings.warn(
+            "unpacking relay.build's result as (graph, lib, params) is TVM's legacy form; use "
+            "graph_executor.GraphModule(lib['default'](dev))",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return iter((self.graph_json, self, self.get_params()))
+
+
+def create(graph_json_str, libmod, device=None):
+    """TVM's legacy graph_executor.create(graph, lib, dev), for the triple relay.build unpacks to."""
+    if not isinstance(libmod, GraphExecutorFactoryModule):
+        raise TranspileError(
+            f"graph_executor.create takes the lib that relay.build returned, got {type(libmod).__name__}"
+        )
+    return GraphModule(libmod[libmod.libmod_name](device))
 
 
 class GraphExecutorModule:

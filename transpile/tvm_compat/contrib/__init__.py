@@ -1,5 +1,5 @@
-"""TVM's `tvm.contrib` pieces Relay code uses: utils (temporary directories), graph_executor, nvcc."""
+"""TVM's `tvm.contrib` pieces Relay code uses: utils (temporary directories), graph_executor, nvcc, cudnn."""
 
-from . import graph_executor, nvcc, utils
+from . import cudnn, graph_executor, nvcc, utils
 
-__all__ = ["graph_executor", "nvcc", "utils"]
+__all__ = ["cudnn", "graph_executor", "nvcc", "utils"]
