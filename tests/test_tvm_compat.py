@@ -540,3 +540,18 @@ def test_cudnn_is_never_available_and_topi_cuda_tile_size():
     assert _infer_tile_size(np.zeros((1, 2, 4, 12, 8)), None) == 2
     with pytest.raises(TranspileError, match="expected NCDHW"):
         _infer_tile_size(np.zeros((1, 2, 16, 8)), None)
+
+
+def test_readme_migration_example_runs_as_printed(monkeypatch, capsys):
+    """The README's TVM <= 0.19 example: only its imports differ from TVM code, and it prints what its comments say."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("### Code written for TVM ≤ 0.19", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    monkeypatch.setenv(BACKEND_ENV, "interpreter")
+    exec(compile(code, "README.md", "exec"), {})
+    printed = capsys.readouterr().out.splitlines()
+    expected = [line.split("# ")[-1].strip() for line in code.splitlines() if line.startswith("print(")]
+    assert printed == expected
