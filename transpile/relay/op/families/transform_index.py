@@ -474,7 +474,27 @@ def _te_take(inputs, attrs, out_type):
     mode = "wrap" if attrs.mode == "wrap" else "clip"
     if attrs.axis is None:
         return topi.take(data, indices, mode=mode)
-    return topi.take(data, indices, axis=attrs.axis, batch_dims=attrs.batch_dims, mode=mode)
+    inside = _te_indices_inside(indices, extent, mode)
+    return topi.take(data, inside, axis=attrs.axis, batch_dims=attrs.batch_dims, mode="fast")
+
+
+def _te_indices_inside(indices, extent, mode: str):
+    """`indices` wrapped or clipped into [0, extent), in the dtype of the axis' extent.
+
+    A fused kernel that reads one input both through take's int64 indices and with its own int32
+    loop indices (a strided_slice of the same tensor) must not mix int64 and int32 in that buffer's
+    read region: TVM failed with "mismatched types. int64 vs. int32" (fuzz seed 117376)."""
+    from tvm import te, tirx
+
+    index_dtype = str(getattr(extent, "dtype", "int32"))
+    size = tirx.Cast(str(indices.dtype), extent)  # the indices' dtype holds every index before wrapping
+
+    def inside(*position):
+        index = indices(*position)
+        index = tirx.floormod(index, size) if mode == "wrap" else tirx.max(tirx.min(index, size - 1), 0)
+        return tirx.Cast(index_dtype, index)
+
+    return te.compute(indices.shape, inside, name="T_take_index")
 
 
 def _te_take_from_nothing(data, indices, attrs):
