@@ -25,6 +25,7 @@ from .common import (
     Ctx,
     any_inlining_duplicates_too_much,
     blocks,
+    has_symbolic_loops,
     inline_intermediates,
     is_reduction,
     log,
@@ -100,9 +101,14 @@ def _specific(func, kernel, target):
     import tvm
 
     name = kernel.name
-    if kernel.pattern in (OpPattern.COMM_REDUCE, OpPattern.OPAQUE) and not any_inlining_duplicates_too_much(
-        _new_schedule(func, name)
-    ):  # dlight inlines every producer: when that would blow up, our own inlining keeps some blocks
+    unscheduled = _new_schedule(func, name)
+    # dlight inlines every producer: when that would blow up, our own inlining keeps some blocks. With
+    # run-time extents its splits built an int32 literal out of range (fuzz seed 117627): ours then too.
+    if (
+        kernel.pattern in (OpPattern.COMM_REDUCE, OpPattern.OPAQUE)
+        and not any_inlining_duplicates_too_much(unscheduled)
+        and not has_symbolic_loops(unscheduled)
+    ):
         sch = _dlight_reduction(func, target)
         if sch is not None:
             (scheduled,) = sch.mod.functions.values()

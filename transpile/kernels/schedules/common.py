@@ -275,6 +275,11 @@ def is_static_loop(sch, loop) -> bool:
     return isinstance(getattr(sch.get(loop).extent, "value", None), int)
 
 
+def has_symbolic_loops(sch) -> bool:
+    """Whether some block's loop runs to a `?` dimension (a run-time extent)."""
+    return any(not is_static_loop(sch, loop) for block in blocks(sch) for loop in sch.get_loops(block))
+
+
 def schedule_symbolic_spatial_block(ctx: Ctx, block) -> None:
     """A block with `?` extents: fuse and vectorize the trailing static loops; the symbolic outer
     loops stay as they are (splitting them would need a tail) and run serially unless the static
