@@ -475,7 +475,8 @@ def _te_take(inputs, attrs, out_type):
     if attrs.axis is None:
         return topi.take(data, indices, mode=mode)
     inside = _te_indices_inside(indices, extent, mode)
-    return topi.take(data, inside, axis=attrs.axis, batch_dims=attrs.batch_dims, mode="fast")
+    # (topi's "fast" mode mis-indexes with batch_dims; clipping indices already inside costs two compares)
+    return topi.take(data, inside, axis=attrs.axis, batch_dims=attrs.batch_dims, mode="clip")
 
 
 def _te_indices_inside(indices, extent, mode: str):
