@@ -18,6 +18,7 @@ tests/test_edge_semantics.py):
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -581,6 +582,11 @@ def _opaque_operand(b):
     return b ^ (tirx.reinterpret(dtype, all_ones) ^ ones_literal)
 
 
+def _on_opaque_operands(op):
+    """op(a, b) with both operands opaque to TVM's zero folding (see _opaque_operand)."""
+    return lambda a, b: op(_opaque_operand(a), _opaque_operand(b))
+
+
 def _te_safe_int_div(a, b, div):
     """Integer division that never traps: x / 0 gives 0 and MIN / -1 wraps to MIN, as in numpy."""
     from tvm import tirx
@@ -650,13 +656,13 @@ def _te_binary_fn(name):
         return a == b
 
     def floor_of_div(a, b):
-        return tirx.floor(_opaque_operand(a) / _opaque_operand(b))
+        return tirx.floor(_on_opaque_operands(operator.truediv)(a, b))
 
     table = {
         # Integers wrap (te_wrapping): a plain TIR a + b is taken as not overflowing.
         "add": _bool_float_int(tirx.Or, lambda a, b: a + b, wrapping_add),
         "subtract": _bool_float_int(lambda a, b: a - b, _te_float_subtract, wrapping_subtract),
-        "multiply": _bool_float_int(tirx.And, lambda a, b: _opaque_operand(a) * _opaque_operand(b), wrapping_multiply),
+        "multiply": _bool_float_int(tirx.And, _on_opaque_operands(operator.mul), wrapping_multiply),
         "maximum": lambda a, b: nan_max(a, b),
         "minimum": lambda a, b: nan_min(a, b),
         "logical_and": lambda a, b: tirx.And(truthy(a), truthy(b)),
@@ -679,7 +685,7 @@ def _te_binary_fn(name):
     if name in ("divide", "trunc_divide"):
 
         def float_fn(a, b):
-            quotient = _opaque_operand(a) / _opaque_operand(b)
+            quotient = _on_opaque_operands(operator.truediv)(a, b)
             return quotient if name == "divide" else tirx.trunc(quotient)
 
         return _int_or_float(lambda a, b: _te_safe_int_div(a, b, tirx.truncdiv), float_fn)
