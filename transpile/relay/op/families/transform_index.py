@@ -462,10 +462,15 @@ def _te_take(inputs, attrs, out_type):
     from tvm import topi
 
     data, indices = inputs
-    # Nothing to read from an empty axis (or empty data, axis None): numpy_impl raises, so must a kernel.
+    # Nothing to read from an empty axis (or empty data, axis None): numpy_impl raises, so must a
+    # kernel — unless the result is empty anyway (no indices, or another axis of the data is empty:
+    # fuzz seed 123217 took from a (0, 0) tensor along axis 1).
     extent = data.shape[attrs.axis] if attrs.axis is not None else _te_size(data.shape)
-    no_indices = [d == 0 for d in indices.shape]
-    require(_te_any([extent > 0] + no_indices), "take: cannot do a non-empty take from an empty axis")
+    empty_result = [d == 0 for d in indices.shape]
+    if attrs.axis is not None:
+        axis = attrs.axis % len(data.shape)
+        empty_result += [d == 0 for i, d in enumerate(data.shape) if i != axis]
+    require(_te_any([extent > 0] + empty_result), "take: cannot do a non-empty take from an empty axis")
     if is_static(extent) and int(extent) == 0:
         # The output is empty or the requirement fails: never read. (topi's wrap mode would build
         # `index % 0`, which TVM's simplifier rejects at compile time.)
