@@ -8,9 +8,21 @@ from pathlib import Path
 from ..errors import TranspileError
 from .expr import Constructor, GlobalVar
 from .module import IRModule
+from .prelude_dynamic import DynamicTensorArrayLookups, TensorArrayOps
+from .prelude_static import StaticTensorArrayLookups, StaticTensorArrayOps, get_tensor_array_shape
 from .ty import GlobalTypeVar
 
-__all__ = ["Prelude", "PRELUDE_PATH", "PRELUDE_FUNCTIONS", "PRELUDE_TYPES", "STD_FILES", "import_std_file"]
+__all__ = [
+    "Prelude",
+    "PRELUDE_PATH",
+    "PRELUDE_FUNCTIONS",
+    "PRELUDE_TYPES",
+    "STD_FILES",
+    "import_std_file",
+    "StaticTensorArrayOps",
+    "TensorArrayOps",
+    "get_tensor_array_shape",
+]
 
 STD_DIR = Path(__file__).resolve().parent / "std"
 PRELUDE_PATH = STD_DIR / "prelude.rly"
@@ -124,7 +136,7 @@ def import_text_file(mod: IRModule, path) -> None:
     _merge_missing(mod, parse(path.read_text(encoding="utf-8"), source_name=str(path), init_module=mod))
 
 
-class Prelude:
+class Prelude(StaticTensorArrayLookups, DynamicTensorArrayLookups):
     """Adds the Prelude's types and functions to `mod` (in place; a new module when None).
 
     Definitions the module already has (e.g. from an earlier Prelude) are left as they are. As
@@ -146,6 +158,7 @@ class Prelude:
             setattr(self, name, self.get_global_var(name))
         for alias, name in _ALIASES.items():
             setattr(self, alias, self.get_global_var(name))
+        self._load_tensor_array_types()
 
     @staticmethod
     def get_name(canonical: str, dtype: str) -> str:
@@ -156,7 +169,9 @@ class Prelude:
 
     def get_global_var(self, name: str, dtype: str | None = None) -> GlobalVar:
         """The GlobalVar of a Prelude function (or any function of the module) by name (tvm: name and dtype)."""
-        return self.mod.get_global_var(name if dtype is None else self.get_name(name, dtype))
+        if dtype is not None:
+            return self.tensor_array_global_var(name, dtype)
+        return self.mod.get_global_var(name)
 
     def get_type(self, name: str, dtype: str | None = None):
         """(GlobalTypeVar, *constructors) of an ADT of the module, e.g. get_type("List").
@@ -164,7 +179,7 @@ class Prelude:
         With a dtype (tvm's form), the GlobalTypeVar of the per-dtype type, e.g. ("tensor_t", "int32").
         """
         if dtype is not None:
-            return self.mod.get_global_type_var(self.get_name(name, dtype))
+            return self.tensor_array_type(name, dtype)
         return self.mod.get_type(name)
 
     def get_global_type_var(self, name: str) -> GlobalTypeVar:
