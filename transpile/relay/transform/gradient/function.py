@@ -1,10 +1,11 @@
 """`relay.transform.gradient` and the FirstOrderGradient module pass: a function paired with its gradient.
 
 TVM's contract: for `fn(%x1, ..., %xn) -> T` the result is `fn(%x1, ..., %xn) -> (T, (T1, ..., Tn))`
-computing the original result and its gradient with respect to every parameter, seeded with ones
-(the gradient of the sum of the result's elements). First-order mode handles dataflow functions:
-let bindings are inlined into the graph (their values stay shared), control flow, closures,
-references and calls of other globals are for the higher-order mode.
+computing the original result and its gradient with respect to every parameter, seeded with ones.
+Higher-order mode (the default, as in TVM; higher_order.py) differentiates any program: control
+flow, closures, references, ADTs, calls of globals (recursion); a tuple result seeds its first
+tensor. First-order mode handles dataflow functions and seeds every output (the gradient of the
+sum of all the result's elements): let bindings are inlined into the graph (their values stay shared).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ...op.gradients import GradientError
 from ...ty import TupleType
 from ..infra import ModulePass
 from .graph import inline_lets
+from .higher_order import higher_order_gradient
 from .reverse import first_order_gradient
 
 __all__ = ["gradient", "FirstOrderGradient"]
@@ -22,21 +24,18 @@ __all__ = ["gradient", "FirstOrderGradient"]
 MODES = ("first_order", "higher_order")
 
 
-def gradient(expr, mod: IRModule | None = None, mode: str = "first_order") -> E.Function:
+def gradient(expr, mod: IRModule | None = None, mode: str = "higher_order") -> E.Function:
     """A Function with `expr`'s parameters returning `(result, (d result / d param, ...))`.
 
     expr: a Function, or a GlobalVar of `mod`. mod: the module the function's globals and types
-    come from (optional). mode: "first_order" (dataflow functions); "higher_order" is not
-    implemented yet.
+    come from (optional; higher-order mode adds the differentiated globals @f_grad to it).
+    mode: "higher_order" (any program) or "first_order" (dataflow functions).
     """
-    if mode == "higher_order":
-        raise GradientError(
-            "relay.transform.gradient: mode='higher_order' (closures, references, control flow) is not "
-            "implemented yet; mode='first_order' differentiates dataflow functions"
-        )
     if mode not in MODES:
         raise GradientError(f"relay.transform.gradient: unknown mode {mode!r}; expected one of {', '.join(MODES)}")
     func = _resolve(expr, mod)
+    if mode == "higher_order":
+        return higher_order_gradient(func, mod)
     return _first_order(func, mod)
 
 
