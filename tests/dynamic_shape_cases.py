@@ -162,6 +162,21 @@ _TABLE = [
          rejected=False),
     Case("searchsorted", "batch 2 vs 3", "%s: F(?, 4), %v: F(?, 2)", "searchsorted(%s, %v)", [f(2, 4), f(3, 2)]),
     Case("topk", "k past the length", "%a: F(?)", "topk(%a, k=5)", [f(3)]),
+    Case("sparse_reshape", "3 index columns for 2 dimensions", "%a: I(?, ?), %p: I(?), %n: I(?)",
+         "sparse_reshape(%a, %p, %n).0", [i([[0, 0, 1]]), i([2, 3]), i([6])]),
+    Case("sparse_to_dense", "2 values for 3 indices", "%a: I(?), %v: F(?), %d: F()",
+         "sparse_to_dense(%a, %v, %d, output_shape=[4])", [i([0, 1, 2]), f(2), np.float32(0)]),
+    Case("reverse_sequence", "3 lengths for a batch of 2", "%a: F(?, 4), %s: I(?)", "reverse_sequence(%a, %s, seq_axis=1)",
+         [f(2, 4), i([1, 2, 3])]),
+    Case("sliding_window", "a window of 3 over 2", "%a: F(2, ?)", "sliding_window(%a, axis=1, window_shape=[3], strides=[1])",
+         [f(2, 2)]),
+    Case("strided_set", "2 begin entries for 1 axis", "%a: F(?), %v: F(?), %b: I(?), %e: I(1), %s: I(1)",
+         "strided_set(%a, %v, %b, %e, %s)", [f(4), f(2), i([0, 0]), i([2]), i([1])]),
+    # signals
+    Case("stft", "a window of 5 for win_length 6", "%a: F(?), %w: F(?)",
+         "stft(%a, %w, n_fft=8, hop_length=3, win_length=6)", [f(20), f(5)]),
+    Case("stft", "a signal shorter than n_fft", "%a: F(?), %w: F(?)",
+         "stft(%a, %w, n_fft=8, hop_length=3, win_length=6)", [f(5), f(6)]),
     # normalisations: per-channel operands of the wrong length
     Case("nn.batch_norm", "parameters of length 1 for 3 channels", "%x: F(2, ?), %g: F(?), %b: F(?), %m: F(?), %v: F(?)",
          "nn.batch_norm(%x, %g, %b, %m, %v).0", [f(2, 3), f(1), f(1), f(1), f(1)]),
@@ -201,6 +216,10 @@ _TABLE = [
     Case("nn.contrib_conv2d_NCHWc", "3 vs 2 input channels", "%x: F(1, ?, 4, 4, 1), %w: F(2, ?, 3, 3, 1, 1)",
          'nn.contrib_conv2d_NCHWc(%x, %w, channels=2, kernel_size=[3, 3], data_layout="NCHW1c", kernel_layout="OIHW1i1o", '
          'out_layout="NCHW1c")', [f(1, 3, 4, 4, 1), f(2, 2, 3, 3, 1, 1)]),
+    Case("nn.correlation", "maps of 3 and 4 channels", "%a: F(1, ?, 4, 4), %b: F(1, ?, 4, 4)",
+         "nn.correlation(%a, %b, padding=[1, 1])", [f(1, 3, 4, 4), f(1, 4, 4, 4)]),
+    Case("nn.correlation", "height 1 for a border of 2", "%a: F(1, 1, ?, 6), %b: F(1, 1, ?, 6)",
+         "nn.correlation(%a, %b, max_displacement=2)", [f(1, 1, 1, 6), f(1, 1, 1, 6)]),
     # pooling windows larger than a `?` input
     Case("nn.max_pool1d", "width 1 for a window of 3", "%x: F(1, 1, ?)", "nn.max_pool1d(%x, pool_size=[3])", [f(1, 1, 1)]),
     Case("nn.max_pool2d", "height 1 for a window of 3", "%x: F(1, 1, ?, 4)", "nn.max_pool2d(%x, pool_size=[3, 3])",
@@ -239,7 +258,7 @@ NO_RUNTIME_CONDITION: dict[str, str] = {
     ).split()},
     **{name: f"rearranges or repeats every element: {_ANY_SHAPE}" for name in (
         "transpose reverse expand_dims repeat tile nn.batch_flatten meshgrid ndarray_size shape_of nn.pad "
-        "nn.upsampling image.resize1d image.resize2d image.resize3d"
+        "nn.upsampling nn.upsampling3d nn.dilate image.resize1d image.resize2d image.resize3d"
     ).split()},
     **{name: f"works along one axis of any length: {_ANY_SHAPE}" for name in (
         "sort argsort cumsum cumprod nn.softmax nn.log_softmax nn.lrn nn.l2_normalize nn.dropout one_hot"

@@ -111,6 +111,21 @@ NN_CASES = [
     Case("nn.space_to_depth", [ints(1, 4, 6, 2)], dict(block_size=2, layout="NHWC")),
     Case("nn.mirror_pad", [rand(3, 4, 5)], dict(pad_width=((0, 0), (3, 2), (4, 1)), mode="REFLECT")),
     Case("nn.mirror_pad", [rand(3, 4, 5)], dict(pad_width=((1, 3), (4, 2), (5, 1)), mode="SYMMETRIC")),
+    Case("nn.dilate", [ints(2, 3, 4)], dict(strides=(1, 2, 3), dilation_value=-7.0)),
+    Case("nn.dilate", [rand(0, 3)], dict(strides=(2, 2))),
+    Case("nn.correlation", [rand(1, 3, 6, 7), rand(1, 3, 6, 7)], dict(kernel_size=3, max_displacement=2, stride2=2, padding=(2,))),
+    Case(
+        "nn.correlation",
+        [rand(2, 2, 5, 5), rand(2, 2, 5, 5)],
+        dict(max_displacement=1, stride1=2, padding=(1, 2, 0, 1), is_multiply=False),
+    ),
+    Case("nn.upsampling3d", [rand(1, 2, 2, 3, 2)], dict(scale_d=2.0, scale_h=1.5, scale_w=2.0)),
+    Case(
+        "nn.upsampling3d",
+        [rand(1, 2, 3, 2, 2)],
+        dict(scale_d=1.0, scale_h=2.0, scale_w=2.5, layout="NDHWC", method="trilinear",
+             coordinate_transformation_mode="align_corners"),
+    ),
 ]
 
 

@@ -23,6 +23,10 @@ FAMILY_MODULES = (
     "transpile.relay.op.families.scatter_gather",
     "transpile.relay.op.families.einsum",
     "transpile.relay.op.families.transform_grid",
+    "transpile.relay.op.families.sparse",
+    "transpile.relay.op.families.signal",
+    "transpile.relay.op.families.transform_set",
+    "transpile.relay.op.families.transform_window",
 )
 
 # Operators of these families that have no TE lowering, and why.

@@ -2,3 +2,4 @@
 
 from . import elemwise, reduce, transform, nn, image  # noqa: F401
 from . import algorithm, einsum, scatter_gather, transform_grid  # noqa: F401
+from . import signal, sparse, transform_set, transform_window  # noqa: F401

@@ -676,6 +676,37 @@ def std(data, axis=None, keepdims=False, exclude=False, unbiased=False):
     return make_call("sqrt", [_variance_call(data, axis, keepdims, exclude, unbiased)])
 
 
+def _mean_and(statistic, data, axis, keepdims, exclude, unbiased):
+    """(mean, statistic of the variance) as TVM's mean_variance / mean_std built them: one mean with
+    kept dims feeds the variance, and is then reduced to the variance's shape when keepdims is False."""
+    from ...expr import Tuple, TupleWrapper, to_expr
+    from ..registry import make_call
+
+    data = to_expr(data)
+    axis = [axis] if isinstance(axis, int) else axis
+    mean = make_call("mean", [data], {"axis": axis, "keepdims": True, "exclude": exclude})
+    var = make_call(
+        "variance", [data, mean], {"axis": axis, "keepdims": keepdims, "exclude": exclude, "unbiased": unbiased}
+    )
+    if not keepdims:
+        # TVM squeezed `axis` (every unit axis, for mean_std), which is wrong with exclude=True or
+        # unit axes that are kept: the variance has the shape the mean must take.
+        mean = make_call("reshape_like", [mean, var])
+    return TupleWrapper(Tuple([mean, statistic(var)]), 2)
+
+
+def mean_variance(data, axis=None, keepdims=False, exclude=False, unbiased=False):
+    """relay.mean_variance: (mean, variance) of data over the axes."""
+    return _mean_and(lambda var: var, data, axis, keepdims, exclude, unbiased)
+
+
+def mean_std(data, axis=None, keepdims=False, exclude=False):
+    """relay.mean_std: (mean, standard deviation) of data over the axes (biased, as TVM's)."""
+    from ..registry import make_call
+
+    return _mean_and(lambda var: make_call("sqrt", [var]), data, axis, keepdims, exclude, False)
+
+
 def logsumexp(data, axis=None, keepdims=False):
     """relay.logsumexp: max + log(sum(exp(data - max))), as TVM's Python builder built it."""
     from ..registry import make_call
