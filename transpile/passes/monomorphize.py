@@ -401,7 +401,7 @@ class _Rewriter:
                 inner = dict(zip(data.type_vars, type_args))
                 arg_types = [substitute(t, inner) for t in op.inputs]
         args = [self.expr(a, t) for a, t in zip(call.args, arg_types)]
-        explicit = () if drop_type_args else tuple(self.ty(t) for t in call.type_args)
+        explicit = () if drop_type_args else tuple(self.ty(t) for t in call.explicit_type_args)
         new = self.typed(E.Call(new_op, args, call.attrs, explicit, call.span), call)
         object.__setattr__(new, "inferred_type_args_", () if drop_type_args else type_args)
         return new

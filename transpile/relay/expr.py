@@ -37,6 +37,7 @@ __all__ = [
     "RefRead",
     "RefWrite",
     "TupleWrapper",
+    "InferredTypeArgs",
     "const",
     "var",
     "to_expr",
@@ -230,11 +231,21 @@ class TupleGetItem(Expr):
         self._init(tuple_value=_unwrap(tuple_value), index=int(index), span=span)
 
 
+class InferredTypeArgs(tuple):
+    """Call.type_args filled in by type inference, as TVM's InferType did (an operator call's argument
+    types; a polymorphic callee's instantiation). Like checked_type they only report: inference derives
+    them anew and structural equality ignores them; type arguments given by the user constrain."""
+
+    __slots__ = ()
+
+
 class Call(Expr):
     """Application of an operator, global, constructor or closure to arguments.
 
-    `inferred_type_args_` is filled by type inference for calls of polymorphic globals and
-    constructors: the type arguments of that instantiation, in type-parameter order.
+    `type_args` are the user's explicit type arguments, or after type inference (when none were
+    given) an InferredTypeArgs. `inferred_type_args_` is filled by type inference for calls of
+    polymorphic globals and constructors: the type arguments of that instantiation, in
+    type-parameter order.
     """
 
     __slots__ = ("op", "args", "attrs", "type_args", "inferred_type_args_")
@@ -243,7 +254,15 @@ class Call(Expr):
         if attrs is not None and not isinstance(attrs, Attrs):
             attrs = Attrs(attrs)
         args = tuple(_unwrap(a) for a in args)
-        self._init(op=op, args=args, attrs=attrs, type_args=tuple(type_args or ()), span=span)
+        if not isinstance(type_args, InferredTypeArgs):  # a rebuilt call keeps them informational
+            type_args = tuple(type_args or ())
+        self._init(op=op, args=args, attrs=attrs, type_args=type_args, span=span)
+
+    @property
+    def explicit_type_args(self) -> tuple:
+        """The type arguments the user gave (empty when there were none or inference filled them)."""
+        type_args = self.type_args
+        return () if isinstance(type_args, InferredTypeArgs) else type_args
 
 
 class Let(Expr):
@@ -458,6 +477,8 @@ def const(value, dtype: str | None = None, span=None) -> Constant:
     """Like tvm.relay.const: Python floats default to float32 and ints to int32."""
     if isinstance(value, Constant):
         return value
+    if isinstance(dtype, TensorType):  # TVM code passes scalar types: numpy < 2 read their `.dtype`
+        dtype = dtype.dtype
     if dtype is None:
         if isinstance(value, bool) or (isinstance(value, np.ndarray) and value.dtype == np.bool_):
             dtype = "bool"

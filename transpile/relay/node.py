@@ -20,6 +20,10 @@ class Node:
     def __delattr__(self, key):
         raise AttributeError(f"{type(self).__name__} is immutable")
 
+    def same_as(self, other) -> bool:
+        """TVM's ObjectRef.same_as: the very same node object (not merely equal)."""
+        return self is other
+
     def fields(self) -> dict:
         """The node's declared fields (excluding span), in declaration order."""
         out = {}

@@ -13,6 +13,7 @@ __all__ = [
     "SymbolicDim",
     "Any",
     "as_dim",
+    "IntDim",
     "TensorType",
     "TupleType",
     "FuncType",
@@ -92,23 +93,37 @@ def Any() -> AnyDim:  # noqa: N802 - mirrors tvm.relay.Any
     return AnyDim()
 
 
+class IntDim(int):
+    """A static dimension: an int that also reads like TVM's IntImm (`.value`, `.dtype`).
+
+    Dimensions carry no index width: TVM's int64 shapes (which typed argmax/argmin int64) are int32 here.
+    """
+
+    __slots__ = ()
+    dtype = "int32"
+
+    @property
+    def value(self) -> int:
+        return int(self)
+
+
 def as_dim(value):
-    """A dimension of a tensor type: an int, an AnyDim, or a SymbolicDim for a tir Var."""
-    if isinstance(value, AnyDim):
+    """A dimension of a tensor type: an IntDim, an AnyDim, or a SymbolicDim for a tir Var."""
+    if isinstance(value, (AnyDim, IntDim)):
         return value
     if isinstance(value, int):
-        return int(value)  # bool and numpy ints become plain ints
+        return IntDim(value)  # bool and numpy ints become plain dims
     kind = type(value)
     if kind.__module__.startswith("tvm") and hasattr(value, "same_as"):
         if kind.__name__ in ("Var", "SizeVar"):
             return SymbolicDim.from_var(value)
         if kind.__name__ == "IntImm":
-            return int(value)
+            return IntDim(int(value))
         if kind.__name__ == "Any":
             return AnyDim()
         # An arithmetic expression of symbols (n + 1, n * 2): known only at run time.
         return AnyDim()
-    return int(value)
+    return IntDim(int(value))
 
 
 _DTYPE_ALIASES = {
@@ -116,6 +131,7 @@ _DTYPE_ALIASES = {
     "float": "float32",
     "uint": "uint32",
     "bool": "bool",
+    "uint1": "bool",  # TVM's DataType::Bool is uint1; its builders accepted either spelling
     "double": "float64",
 }
 

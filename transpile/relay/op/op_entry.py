@@ -135,6 +135,7 @@ class OpEntryMixin:
         opdef = self._opdef
         if type_rel_func is None:
             opdef.type_rel = named_relation(rel_name, self.name)
+            opdef.extras.pop("user_relation", None)
             return
 
         def user_relation(arg_types, attrs):
@@ -144,3 +145,4 @@ class OpEntryMixin:
             return result
 
         opdef.type_rel = user_relation
+        opdef.extras["user_relation"] = True  # its own exceptions reach the caller, as through TVM's FFI

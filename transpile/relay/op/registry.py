@@ -69,6 +69,11 @@ class OpDef:
 
     type_rel(arg_types, attrs) -> output type; arg types are fully known (no IncompleteType);
         raise RelationError with a message naming the offending types.
+    infer_args(arg_types, attrs) -> {position: type}: the types the operator implies for arguments
+        whose type is still unknown (None in arg_types; the others are fully known), as TVM's
+        relations assigned them (a convolution's weight from the data, channels and kernel_size).
+        Inference unifies each with its argument's type like any other constraint, then runs
+        type_rel; {} while what it needs is unknown. Raise RelationError like type_rel.
     numpy_impl(args, attrs, out_type) -> ndarray (or tuple of ndarrays for tuple outputs).
     te_impl(te_inputs, attrs, out_type) -> te.Tensor or list (added by the TE lowering layer).
     num_inputs: number of expression arguments; None when variadic.
@@ -88,6 +93,7 @@ class OpDef:
     description: str = ""
     extras: dict = field(default_factory=dict)
     gradient: Callable | None = None
+    infer_args: Callable | None = None
 
     @property
     def attr_names(self) -> tuple[str, ...]:

@@ -98,7 +98,7 @@ class _Equal:
     def bind_var(self, a: Var, b: Var):
         if not isinstance(a, Var) or not isinstance(b, Var):
             self.fail(a, b, "expected variables")
-        self.at(".type_annotation", self.opt_type, a.type_annotation, b.type_annotation)
+        self.annotation(a, b)
         # Binding the same Var object again (builders reuse vars; a shared sub-term may be
         # compared against two copies) shadows the outer binding until the scope ends.
         self._set(self.vars, a, b)
@@ -114,8 +114,17 @@ class _Equal:
                 self.fail(a, b, "different free variables")
             return
         # Free variables correspond for the whole comparison, so this mapping is never undone.
-        self.at(".type_annotation", self.opt_type, a.type_annotation, b.type_annotation)
+        self.annotation(a, b)
         self.vars[a], self.rvars[b] = b, a
+
+    def annotation(self, a: Var, b: Var):
+        # TVM's InferType filled a missing annotation with the checked type: against an annotated
+        # variable, an unannotated one stands for its inferred type (when it has one).
+        left, right = a.type_annotation, b.type_annotation
+        if (left is None) != (right is None):
+            left = left if left is not None else getattr(a, "checked_type_", None)
+            right = right if right is not None else getattr(b, "checked_type_", None)
+        self.at(".type_annotation", self.opt_type, left, right)
 
     def bind_type_vars(self, xs, ys):
         if len(xs) != len(ys):
@@ -255,7 +264,8 @@ class _Equal:
             self.at(".op", self.expr, a.op, b.op)
             self.each("args", self.expr, a.args, b.args)
             self.attrs(a.attrs, b.attrs, a.op)
-            self.each("type_args", self.type, a.type_args, b.type_args)
+            # Type arguments inference filled in are derived, like checked types: not compared.
+            self.each("type_args", self.type, a.explicit_type_args, b.explicit_type_args)
         elif isinstance(a, Tuple):
             self.each("fields", self.expr, a.fields, b.fields)
         elif isinstance(a, TupleGetItem):
@@ -300,7 +310,11 @@ class _Equal:
         mark = len(self.undo)
         self.bind_type_vars(a.type_params, b.type_params)
         self.each("params", self.bind_var, a.params, b.params)
-        self.at(".ret_type", self.opt_type, a.ret_type, b.ret_type)
+        left, right = a.ret_type, b.ret_type
+        if (left is None) != (right is None):  # as for variables: InferType filled it in
+            left = left if left is not None else _inferred_result(a)
+            right = right if right is not None else _inferred_result(b)
+        self.at(".ret_type", self.opt_type, left, right)
         self.attrs(a.attrs, b.attrs)
         self.at(".body", self.expr, a.body, b.body)
         self.end_scope(mark)
@@ -366,8 +380,15 @@ class _Equal:
             self.clause(a, b)
         elif isinstance(a, Attrs) or isinstance(b, Attrs) or a is None or b is None:
             self.attrs(a, b)
+        elif isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+            self.each("items", self.any, a, b)  # both are TVM's Array (a node's type_args, fields...)
         elif type(a) is not type(b) or a != b:
             self.fail(a, b, f"{type(a).__name__} vs {type(b).__name__}")
+
+
+def _inferred_result(fn: Function):
+    checked = getattr(fn, "checked_type_", None)
+    return checked.ret_type if isinstance(checked, FuncType) else None
 
 
 def compare(a, b, map_free_vars: bool):

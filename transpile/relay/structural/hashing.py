@@ -83,15 +83,13 @@ class _Hasher:
 
     def bind(self, var: Var, kind: str, position: int) -> int:
         self._set(self.binders, var, hash((_s(kind), position)))
-        return hash((_s("binder"), self.binders[var], self.opt_type(var.type_annotation)))
+        # Annotations are left out: equality lets a missing one stand for the inferred type.
+        return hash((_s("binder"), self.binders[var]))
 
     def bind_types(self, tvs, kind: str) -> int:
         for i, tv in enumerate(tvs):
             self._set(self.tbinders, tv, hash((_s(kind), i, tv.kind)))
         return hash((_s("type_params"), len(tvs)))
-
-    def opt_type(self, ty) -> int:
-        return 0 if ty is None else self.type(ty)
 
     def type(self, ty) -> int:
         ty = norm_type(ty)
@@ -159,7 +157,7 @@ class _Hasher:
             if bound is not None:
                 return bound
             if self.map_free_vars:
-                return hash((_s("free"), self.opt_type(e.type_annotation)))
+                return hash(_s("free"))
             return hash((_s("free"), id(e)))
         if isinstance(e, GlobalVar):
             return hash((_s("GlobalVar"), _s(e.name_hint)))
@@ -186,7 +184,7 @@ class _Hasher:
                     self.expr(e.op),
                     tuple(self.expr(a) for a in e.args),
                     self.attrs(e.attrs, e.op),
-                    tuple(self.type(t) for t in e.type_args),
+                    tuple(self.type(t) for t in e.explicit_type_args),
                 )
             )
         if isinstance(e, Tuple):
@@ -207,7 +205,7 @@ class _Hasher:
             mark = len(self.undo)
             type_params = self.bind_types(e.type_params, "fn")
             params = tuple(self.bind(p, "param", i) for i, p in enumerate(e.params))
-            value = hash((tag, type_params, params, self.opt_type(e.ret_type), self.attrs(e.attrs), self.expr(e.body)))
+            value = hash((tag, type_params, params, self.attrs(e.attrs), self.expr(e.body)))
             self.end_scope(mark)
             return value
         if isinstance(e, Match):

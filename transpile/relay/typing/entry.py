@@ -6,6 +6,7 @@ from ..deep import deep_recursion
 from ..expr import Expr, Function
 from ..module import IRModule
 from ..ty import FuncType
+from .annotate import annotate_parameters
 from .infer import TypeInferencer
 
 __all__ = ["infer_type", "infer_type_expr"]
@@ -28,6 +29,18 @@ def infer_type_expr(expr: Expr, mod: IRModule | None = None) -> Expr:
 
 
 def _infer_module(mod: IRModule) -> IRModule:
+    if not _check_module(mod).unannotated_params:
+        return mod.copy()
+    # As TVM's InferType: the result's parameters carry their inferred types (on new nodes).
+    annotated = mod.copy()
+    for gv, func in mod.functions.items():
+        annotated.functions[gv] = annotate_parameters(func)
+    _check_module(annotated)
+    return annotated
+
+
+def _check_module(mod: IRModule) -> TypeInferencer:
+    """Types every function of `mod` in place."""
     inferencer = TypeInferencer(mod)
     functions = list(mod.functions.items())
     # Every global gets its type first (annotations, unknowns as holes), so bodies may refer to
@@ -41,7 +54,7 @@ def _infer_module(mod: IRModule) -> IRModule:
     inferencer.finish()
     for gv, func in functions:
         gv._set_checked_type(func.checked_type)
-    return mod.copy()
+    return inferencer
 
 
 def _infer_expr(expr: Expr, mod: IRModule | None) -> Expr:

@@ -30,12 +30,14 @@ class TypeInferencer(DeferredConstraints, MatchTyping):
         self.memo: dict[int, Type] = {}
         self.order: list = []  # typed nodes in visiting order (binders before uses)
         self.call_type_args: list[tuple[E.Call, tuple]] = []
+        self.operator_calls: list[tuple[E.Call, list]] = []  # with their argument types
         self.references: list[tuple[E.Expr, Type, Type]] = []  # (GlobalVar/Constructor, instance, generic)
         self.pending: list = []
         self.globals: dict[str, FuncType] = {}
         self.signatures: dict[int, FuncType] = {}
         self.fn_names: dict[int, str] = {}
         self.functions: list[E.Function] = []  # enclosing functions, innermost last
+        self.unannotated_params = False  # some function has a parameter typed only by inference
         self.defining: dict[int, E.Let] = {}  # vars of non-function lets whose value is being typed
         self._canon_memo: dict[int, Type] = {}
         self._ctor_types: dict[tuple[str, str], FuncType] = {}
@@ -253,6 +255,8 @@ class TypeInferencer(DeferredConstraints, MatchTyping):
 
     def _visit_function(self, fn: E.Function) -> Type:
         sig = self.signature(fn)
+        if not self.unannotated_params:
+            self.unannotated_params = any(p.type_annotation is None for p in fn.params)
         if fn.attrs is not None and fn.attrs.get("Primitive", 0):
             self._check_closed_primitive(fn)
         self.functions.append(fn)
@@ -381,7 +385,7 @@ class TypeInferencer(DeferredConstraints, MatchTyping):
         if isinstance(op, E.Op):
             return self._operator_call(call)
         name = callee_name(op)
-        type_args = [self.canon(t, call) for t in call.type_args]
+        type_args = [self.canon(t, call) for t in call.explicit_type_args]
         if isinstance(op, (E.GlobalVar, E.Constructor)):
             generic = self.global_type(op) if isinstance(op, E.GlobalVar) else self.constructor_type(op, call)
             fn_type, inferred = self._instantiate(self.solver.resolve(generic), type_args, name, call)
@@ -438,7 +442,14 @@ class TypeInferencer(DeferredConstraints, MatchTyping):
         for node, ty in zip(self.order, resolved):
             node._set_checked_type(self._close(ty))
         for call, args in self.call_type_args:
-            object.__setattr__(call, "inferred_type_args_", tuple(self._close(a) for a in args))
+            inferred = tuple(self._close(a) for a in args)
+            object.__setattr__(call, "inferred_type_args_", inferred)
+            if not call.explicit_type_args:
+                object.__setattr__(call, "type_args", E.InferredTypeArgs(inferred))
+        for call, arg_types in self.operator_calls:
+            # TVM instantiated an operator's type with one type parameter per argument.
+            if not call.explicit_type_args:
+                object.__setattr__(call, "type_args", E.InferredTypeArgs(self._close(t) for t in arg_types))
         self._type_references()
 
     def _close(self, ty: Type) -> Type:

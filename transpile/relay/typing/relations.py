@@ -48,6 +48,7 @@ class DeferredConstraints:
             )
         arg_types = [self.infer(a) for a in call.args]
         self.call_type_args.append((call, ()))
+        self.operator_calls.append((call, arg_types))
         job = Relation(call, opdef, arg_types, None)
         out = self._run_relation(job)
         if out is None:  # an argument type is still unknown: retried as inference proceeds
@@ -64,7 +65,35 @@ class DeferredConstraints:
         return True
 
     def _run_relation(self, job: Relation) -> Type | None:
-        """The relation's output type, or None while an argument type has unknown parts."""
+        """The relation's output type, or None while an argument type has unknown parts.
+
+        Arguments of unknown type first get the types the operator implies for them (its
+        `infer_args`, TVM's reporter->Assign on an input), unified like any other constraint.
+        """
+        resolved = self._resolved_arguments(job)
+        call, opdef = job.call, job.opdef
+        attrs = self._attrs_of(job)
+        if any(ty is None for ty in resolved):
+            if opdef.infer_args is None or not self._infer_arguments(job, resolved, attrs):
+                return None
+            resolved = self._resolved_arguments(job)
+            if any(ty is None for ty in resolved):
+                return None
+        try:
+            return opdef.type_rel(resolved, attrs)
+        except RelationError as exc:
+            self.fail(str(exc), call)
+        except Exception as exc:
+            if opdef.extras.get("user_relation"):
+                raise  # as TVM's FFI did, a Python relation's own exception reaches the caller unchanged
+            if isinstance(exc, ValueError):
+                self.fail(f"{opdef.name}: {exc}", call)
+            # A relation crashing on odd input is still the program's type error.
+            types = ", ".join(show_type(t) for t in resolved)
+            self.fail(f"{opdef.name}: cannot type the call with arguments ({types}): {exc}", call)
+
+    def _resolved_arguments(self, job: Relation) -> list:
+        """The argument types with solved parts filled in; None for those not fully known yet."""
         solver = self.solver
         resolved = []
         for ty in job.arg_types:
@@ -72,21 +101,42 @@ class DeferredConstraints:
             if type(ty) is not TensorType:
                 ty = solver.resolve(ty)
                 if not solver.is_complete(ty):
-                    return None
+                    ty = None
             resolved.append(ty)
-        call, opdef = job.call, job.opdef
-        attrs = call.attrs
+        return resolved
+
+    def _attrs_of(self, job: Relation):
+        attrs = job.call.attrs
+        if attrs is not None:
+            return attrs
         try:
-            if attrs is None:
-                attrs = normalize_attrs(opdef, {})
-            return opdef.type_rel(resolved, attrs)
+            return normalize_attrs(job.opdef, {})
+        except ValueError as exc:
+            self.fail(f"{job.opdef.name}: {exc}", job.call)
+
+    def _infer_arguments(self, job: Relation, resolved: list, attrs) -> bool:
+        """Unifies the unknown arguments with the types the operator implies; True when any was given."""
+        call, opdef = job.call, job.opdef
+        try:
+            implied = opdef.infer_args(resolved, attrs)
         except RelationError as exc:
             self.fail(str(exc), call)
-        except ValueError as exc:  # attribute normalization
-            self.fail(f"{opdef.name}: {exc}", call)
-        except Exception as exc:  # a relation crashing on odd input is still the program's type error
-            types = ", ".join(show_type(t) for t in resolved)
-            self.fail(f"{opdef.name}: cannot type the call with arguments ({types}): {exc}", call)
+        except Exception as exc:  # like a relation's crash: the program's type error, at the call
+            known = ", ".join("?" if t is None else show_type(t) for t in resolved)
+            self.fail(f"{opdef.name}: cannot infer its argument types from ({known}): {exc}", call)
+        progress = False
+        for position, ty in sorted(implied.items()):
+            if resolved[position] is not None:
+                continue  # known arguments are checked by the relation itself, with its own message
+            self.expect(
+                ty,
+                job.arg_types[position],
+                f"in argument {position + 1} of {opdef.name} (the type its other arguments and attributes imply)",
+                call.args[position],
+                call,
+            )
+            progress = True
+        return progress
 
     def _try_projection(self, job: Projection) -> bool:
         found = self.solver.find(job.tuple_type)
@@ -129,8 +179,12 @@ class DeferredConstraints:
             str(i + 1) for i, t in enumerate(job.arg_types) if not self.solver.is_complete(self.solver.resolve(t))
         ]
         which = ", ".join(unknown)
+        hint = ""
+        if job.opdef.infer_args is not None:
+            it = "it" if len(unknown) == 1 else "them"
+            hint = f": annotate {it}, or give the attributes {job.opdef.name} derives {it} from"
         self.fail(
             f"cannot infer argument types of {job.opdef.name} "
-            f"(argument{plural(len(unknown))} {which} {'has' if len(unknown) == 1 else 'have'} an unknown type)",
+            f"(argument{plural(len(unknown))} {which} {'has' if len(unknown) == 1 else 'have'} an unknown type){hint}",
             job.call,
         )

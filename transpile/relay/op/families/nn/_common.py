@@ -8,7 +8,7 @@ import numpy as np
 
 from ....attrs import MetaRef
 from ....ty import AnyDim, TensorType, normalize_dtype
-from ...common import dim_eq
+from ...common import dim_eq, expect_tensor, fmt_type
 from ...registry import OpDef, RelationError, make_call
 
 # ---------------------------------------------------------------------------------------------
@@ -280,6 +280,57 @@ def type_matches(found: TensorType, expected: TensorType) -> bool:
         and found.ndim == expected.ndim
         and all(dim_eq(a, b) for a, b in zip(found.shape, expected.shape))
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# argument inference (OpDef.infer_args): the types TVM's relations assigned to unknown inputs
+
+
+def vector_inference(op_name: str, positions: Sequence[int], axis_of: Callable) -> Callable:
+    """Unknown arguments at `positions` become vectors as long as the data's axis `axis_of(data, attrs)`,
+    in the data's dtype (TVM's BiasAddRel, PReluRel, BatchNormRel, LayerNormRel assigning them)."""
+
+    def infer(arg_types, attrs):
+        data = arg_types[0]
+        if data is None:
+            return {}
+        data = expect_tensor(data, op_name, "data")
+        vector = TensorType((data.shape[axis_of(data, attrs)],), data.dtype)
+        return {position: vector for position in positions}
+
+    return infer
+
+
+def weight_inference(op_name: str, data_primal: str, kernel_primal: str, primal_weight: Callable) -> Callable:
+    """A convolution's unknown weight when channels and kernel_size are given, as TVM's Conv*DRel:
+    `primal_weight(in_channels, channels, groups, kernel)` lists its dims in `kernel_primal` order;
+    the type lays them out in kernel_layout, with the data's dtype."""
+    spatial = len(data_primal) - 2
+
+    def infer(arg_types, attrs):
+        data = arg_types[0]
+        if data is None or attrs.channels is None or attrs.kernel_size is None:
+            return {}
+        data = expect_tensor(data, op_name, "data")
+        positions = layout_positions(attrs.data_layout, data_primal, op_name, "data_layout")
+        layout_positions(attrs.kernel_layout, kernel_primal, op_name, "kernel_layout")
+        rank = len(data_primal)
+        if data.ndim != rank:
+            layout = attrs.data_layout
+            raise RelationError(f"{op_name}: data must have rank {rank} for layout {layout}, got {fmt_type(data)}")
+        if attrs.groups < 1:
+            raise RelationError(f"{op_name}: groups must be >= 1, got {attrs.groups}")
+        kernel = spatial_pair(attrs.kernel_size, op_name, "kernel_size", spatial, minimum=1)
+        primal = primal_weight(data.shape[positions["C"]], attrs.channels, attrs.groups, kernel)
+        shape = [primal[kernel_primal.index(axis)] for axis in attrs.kernel_layout]
+        return {1: TensorType(shape, data.dtype)}
+
+    return infer
+
+
+def divide_dim(size, parts):
+    """size // parts, unknown (`?`) when either is."""
+    return AnyDim() if is_any(size) or is_any(parts) else size // parts
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import numpy as np
 from ....ty import TensorType
 from ...common import expect_tensor, fmt_type, normalize_axis
 from ...registry import AttrField, OpPattern, RelationError, register
-from ._common import NNOpDef, to_float, to_int, type_matches
+from ._common import NNOpDef, to_float, to_int, type_matches, vector_inference
 from .te_common import accumulate_dtype, cast
 
 
@@ -27,10 +27,14 @@ def _softmax_rel(op_name):
     return rel
 
 
+def _prelu_axis(data: TensorType, attrs) -> int:
+    return normalize_axis(attrs.axis, data.ndim, "nn.prelu")
+
+
 def _prelu_rel(arg_types, attrs):
     data = expect_tensor(arg_types[0], "nn.prelu", "data")
     alpha = expect_tensor(arg_types[1], "nn.prelu", "alpha")
-    axis = normalize_axis(attrs.axis, data.ndim, "nn.prelu")
+    axis = _prelu_axis(data, attrs)
     expected = TensorType((data.shape[axis],), data.dtype)
     if not type_matches(alpha, expected):
         raise RelationError(
@@ -152,6 +156,7 @@ register(
         OpPattern.BROADCAST,
         _prelu_impl,
         te_impl=_prelu_te,
+        infer_args=vector_inference("nn.prelu", (1,), _prelu_axis),
         attrs=(AttrField("axis", 1, to_int, "the channel axis alpha runs along"),),
         description="Parametric ReLU: x if x > 0 else alpha[c] * x, per channel.",
     )

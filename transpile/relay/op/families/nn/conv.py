@@ -11,6 +11,7 @@ from ._common import (
     SPATIAL_NAMES,
     NNOpDef,
     compute_dtype,
+    divide_dim,
     is_any,
     layout_positions,
     normalizer,
@@ -23,10 +24,16 @@ from ._common import (
     to_int,
     to_ints,
     to_str,
+    weight_inference,
 )
 from .conv_kernels import conv2d_nchw, conv2d_transpose_nchw
 from .conv_te import conv1d_te, conv2d_te, conv2d_transpose_te
-from .conv_transpose import TRANSPOSE_BUILDER_PARAMS, conv_transpose_attrs, conv_transpose_rel
+from .conv_transpose import (
+    TRANSPOSE_BUILDER_PARAMS,
+    conv_transpose_attrs,
+    conv_transpose_rel,
+    conv_transpose_weight_inference,
+)
 
 
 def _conv_attrs(dims: int, data_layout: str, kernel_layout: str) -> tuple:
@@ -59,6 +66,16 @@ def _spatial_out(op_name, what, size, pad, dilated_kernel, stride):
 
 def _dilated(kernel, dilation):
     return AnyDim() if is_any(kernel) else 1 + (kernel - 1) * dilation
+
+
+def conv_weight_shape(in_channels, channels, groups, kernel) -> list:
+    """The weight (O, I, spatial...) that channels and kernel_size imply (TVM's Conv2DRel, not depthwise)."""
+    return [channels, divide_dim(in_channels, groups), *kernel]
+
+
+def conv_weight_inference(op_name: str, data_primal: str, kernel_primal: str):
+    """An unknown weight from the data, channels, groups and kernel_size, as TVM's Conv*DRel assigned it."""
+    return weight_inference(op_name, data_primal, kernel_primal, conv_weight_shape)
 
 
 def conv_rel(op_name: str, data_primal: str, kernel_primal: str):
@@ -101,9 +118,9 @@ def conv_rel(op_name: str, data_primal: str, kernel_primal: str):
             kernel = spatial_pair(attrs.kernel_size, op_name, "kernel_size", nd, minimum=1)
             channels = attrs.channels
             if depthwise:
-                expected = [in_channels, _div(channels, in_channels)] + list(kernel)
+                expected = [in_channels, divide_dim(channels, in_channels)] + list(kernel)
             else:
-                expected = [channels, _div(in_channels, groups)] + list(kernel)
+                expected = conv_weight_shape(in_channels, channels, groups, kernel)
             if not all(dim_eq(a, b) for a, b in zip(wshape, expected)):
                 expected_text = shape_text(expected[kernel_primal.index(a)] for a in attrs.kernel_layout)
                 raise RelationError(
@@ -148,10 +165,6 @@ def conv_rel(op_name: str, data_primal: str, kernel_primal: str):
         return TensorType([by_axis[a] for a in out_layout], attrs.out_dtype or data.dtype)
 
     return rel
-
-
-def _div(a, b):
-    return AnyDim() if is_any(a) or is_any(b) else a // b
 
 
 def _to_primal(array, layout, primal):
@@ -230,6 +243,7 @@ register(
         OpPattern.OUT_ELEMWISE_FUSABLE,
         _conv2d_impl,
         te_impl=conv2d_te,
+        infer_args=conv_weight_inference("nn.conv2d", "NCHW", "OIHW"),
         attrs=_conv_attrs(2, "NCHW", "OIHW"),
         extras={"builder_normalize": normalizer(pairs=("strides", "dilation", "kernel_size"), pad4=("padding",))},
         description="2-D convolution (groups, dilation, any permutation of NCHW / OIHW layouts).",
@@ -243,6 +257,7 @@ register(
         OpPattern.OUT_ELEMWISE_FUSABLE,
         _conv1d_impl,
         te_impl=conv1d_te,
+        infer_args=conv_weight_inference("nn.conv1d", "NCW", "OIW"),
         attrs=_conv_attrs(1, "NCW", "OIW"),
         extras={"builder_normalize": _normalize_conv1d},
         description="1-D convolution.",
@@ -258,6 +273,7 @@ register(
         OpPattern.OUT_ELEMWISE_FUSABLE,
         _conv2d_transpose_impl,
         te_impl=conv2d_transpose_te,
+        infer_args=conv_transpose_weight_inference("nn.conv2d_transpose", "NCHW", "IOHW"),
         attrs=conv_transpose_attrs(2, "NCHW", "IOHW"),
         extras={
             "builder_params": TRANSPOSE_BUILDER_PARAMS,

@@ -6,7 +6,7 @@ import numpy as np
 
 from ...registry import AttrField, OpPattern, register
 from ._common import NNOpDef, compute_dtype, normalizer, padding_nd, spatial_pair, to_dtype, to_int, to_ints, to_str
-from .conv import conv_rel
+from .conv import conv_rel, conv_weight_inference
 from .conv_kernels_nd import conv_nd
 from .conv_nd_te import conv3d_te
 
@@ -40,6 +40,7 @@ register(
         OpPattern.OUT_ELEMWISE_FUSABLE,
         _conv3d_impl,
         te_impl=conv3d_te,
+        infer_args=conv_weight_inference("nn.conv3d", "NCDHW", "OIDHW"),
         attrs=(
             AttrField("strides", (1, 1, 1), to_ints),
             AttrField("padding", (0, 0, 0), to_ints, "1, 3 or 6 values (front, top, left, back, bottom, right)"),

@@ -17,6 +17,7 @@ from ._common import (
     SPATIAL_NAMES,
     NNOpDef,
     compute_dtype,
+    divide_dim,
     is_any,
     layout_positions,
     normalizer,
@@ -27,13 +28,20 @@ from ._common import (
     to_int,
     to_ints,
     to_str,
+    weight_inference,
 )
 from .conv_kernels_nd import conv_transpose_nd
 from .conv_nd_te import conv_transpose_nd_te
 
 
-def _div(a, b):
-    return AnyDim() if is_any(a) or is_any(b) else a // b
+def conv_transpose_weight_shape(in_channels, channels, groups, kernel) -> list:
+    """The weight (I, O, spatial...) that channels and kernel_size imply (TVM's Conv2DTransposeRel)."""
+    return [in_channels, divide_dim(channels, groups), *kernel]
+
+
+def conv_transpose_weight_inference(op_name: str, data_primal: str, kernel_primal: str):
+    """An unknown weight from the data, channels, groups and kernel_size, as TVM's Conv*DTransposeRel."""
+    return weight_inference(op_name, data_primal, kernel_primal, conv_transpose_weight_shape)
 
 
 def _dilated(kernel, dilation):
@@ -69,7 +77,7 @@ def conv_transpose_rel(op_name: str, data_primal: str, kernel_primal: str):
         wshape = [weight.shape[kin[a]] for a in kernel_primal]
         if attrs.kernel_size is not None and attrs.channels is not None:
             kernel = spatial_pair(attrs.kernel_size, op_name, "kernel_size", nd, minimum=1)
-            expected = [dshape[1], _div(attrs.channels, groups)] + list(kernel)
+            expected = conv_transpose_weight_shape(dshape[1], attrs.channels, groups, kernel)
             if not all(dim_eq(a, b) for a, b in zip(wshape, expected)):
                 expected_text = shape_text(expected[kernel_primal.index(a)] for a in attrs.kernel_layout)
                 raise RelationError(
@@ -85,7 +93,7 @@ def conv_transpose_rel(op_name: str, data_primal: str, kernel_primal: str):
                     raise RelationError(
                         f"{op_name}: weight {fmt_type(weight)} is inconsistent with kernel_size={list(kernel)}"
                     )
-            if attrs.channels is not None and not dim_eq(_div(attrs.channels, groups), wshape[1]):
+            if attrs.channels is not None and not dim_eq(divide_dim(attrs.channels, groups), wshape[1]):
                 raise RelationError(
                     f"{op_name}: weight {fmt_type(weight)} is inconsistent with channels={attrs.channels} and "
                     f"groups={groups} (channels // groups must equal the weight's output-channel dimension)"
@@ -190,6 +198,7 @@ for _name, _data, _kernel, _normalize in (
             OpPattern.OUT_ELEMWISE_FUSABLE,
             _conv_transpose_impl(_name, _data, _kernel),
             te_impl=conv_transpose_nd_te(_name, _data, _kernel),
+            infer_args=conv_transpose_weight_inference(_name, _data, _kernel),
             attrs=conv_transpose_attrs(len(_data) - 2, _data, _kernel),
             extras={"builder_params": TRANSPOSE_BUILDER_PARAMS, "builder_normalize": _normalize},
             description=f"Transposed {len(_data) - 2}-D convolution (the convolution's gradient); weight {_kernel}.",

@@ -7,11 +7,36 @@ import numpy as np
 from ....ty import AnyDim, TensorType
 from ...common import dim_eq, expect_tensor, fmt_type
 from ...registry import AttrField, OpPattern, RelationError, register
-from ._common import NNOpDef, compute_dtype, is_any, to_bool, to_dtype, to_int, type_matches
+from ._common import NNOpDef, compute_dtype, is_any, to_bool, to_dtype, to_int, type_matches, vector_inference
 from ..te_support import is_static, require, require_equal
 from .te_common import accumulate_dtype, cast
 
 _UNITS_DOC = "number of output units; None means inferred from the weight"
+
+
+def _reduced_dim(a: TensorType, transpose_a: bool, op_name: str):
+    """The input's dimension the product sums over."""
+    if a.ndim == 0 or (transpose_a and a.ndim < 2):
+        raise RelationError(f"{op_name}: input must have rank >= {2 if transpose_a else 1}, got {fmt_type(a)}")
+    return a.shape[-2] if transpose_a else a.shape[-1]
+
+
+def _units_weight_shape(units, reduce, transpose_b: bool) -> tuple:
+    return (units, reduce) if transpose_b else (reduce, units)
+
+
+def _matmul_weight_inference(op_name: str, fixed_transpose: tuple | None):
+    """TVM's MatmulRel assigning an unknown weight its type from the input and `units`."""
+
+    def infer(arg_types, attrs):
+        if arg_types[0] is None or attrs.units is None:
+            return {}
+        a = expect_tensor(arg_types[0], op_name, "input")
+        transpose_a, transpose_b = fixed_transpose or (attrs.transpose_a, attrs.transpose_b)
+        reduce = _reduced_dim(a, transpose_a, op_name)
+        return {1: TensorType(_units_weight_shape(attrs.units, reduce, transpose_b), a.dtype)}
+
+    return infer
 
 
 def _matmul_rel_for(op_name: str, fixed_transpose: tuple | None):
@@ -21,16 +46,13 @@ def _matmul_rel_for(op_name: str, fixed_transpose: tuple | None):
         a = expect_tensor(arg_types[0], op_name, "input")
         b = expect_tensor(arg_types[1], op_name, "weight")
         transpose_a, transpose_b = fixed_transpose or (attrs.transpose_a, attrs.transpose_b)
-        if a.ndim == 0 or (transpose_a and a.ndim < 2):
-            raise RelationError(f"{op_name}: input must have rank >= {2 if transpose_a else 1}, got {fmt_type(a)}")
+        reduce = _reduced_dim(a, transpose_a, op_name)
         out_shape = list(a.shape)
-        reduce = a.shape[-1]
         if transpose_a:
-            reduce = a.shape[-2]
             out_shape[-2] = a.shape[-1]
         if attrs.units is not None:
             units = attrs.units
-            expected = (units, reduce) if transpose_b else (reduce, units)
+            expected = _units_weight_shape(units, reduce, transpose_b)
             if b.ndim != 2 or not all(dim_eq(x, y) for x, y in zip(b.shape, expected)):
                 raise RelationError(
                     f"{op_name}: weight {fmt_type(b)} does not match units={units} for input {fmt_type(a)}; "
@@ -75,13 +97,17 @@ def _batch_matmul_rel(arg_types, attrs):
     return TensorType((batch, xi, yj), attrs.out_dtype or x.dtype)
 
 
-def _bias_add_rel(arg_types, attrs):
-    data = expect_tensor(arg_types[0], "nn.bias_add", "data")
-    bias = expect_tensor(arg_types[1], "nn.bias_add", "bias")
+def _bias_axis(data: TensorType, attrs) -> int:
     axis = attrs.axis + data.ndim if attrs.axis < 0 else attrs.axis
     if not 0 <= axis < data.ndim:
         raise RelationError(f"nn.bias_add: axis {attrs.axis} is out of range for data {fmt_type(data)}")
-    expected = TensorType((data.shape[axis],), data.dtype)
+    return axis
+
+
+def _bias_add_rel(arg_types, attrs):
+    data = expect_tensor(arg_types[0], "nn.bias_add", "data")
+    bias = expect_tensor(arg_types[1], "nn.bias_add", "bias")
+    expected = TensorType((data.shape[_bias_axis(data, attrs)],), data.dtype)
     if not type_matches(bias, expected):
         raise RelationError(
             f"nn.bias_add: bias must be {fmt_type(expected)} to match axis {attrs.axis} of data "
@@ -260,6 +286,7 @@ register(
         OpPattern.OUT_ELEMWISE_FUSABLE,
         _dense_impl,
         te_impl=_dense_te,
+        infer_args=_matmul_weight_inference("nn.dense", (False, True)),
         attrs=(
             # No C++ default: TVM's printer always printed it (`units=None`).
             AttrField("units", doc=_UNITS_DOC, convert=to_int),
@@ -277,6 +304,7 @@ register(
         OpPattern.OUT_ELEMWISE_FUSABLE,
         _matmul_impl,
         te_impl=_matmul_op_te,
+        infer_args=_matmul_weight_inference("nn.matmul", None),
         attrs=(
             AttrField("units", doc=_UNITS_DOC, convert=to_int),
             AttrField("out_dtype", "", to_dtype),
@@ -314,6 +342,7 @@ register(
         OpPattern.BROADCAST,
         _bias_add_impl,
         te_impl=_bias_add_te,
+        infer_args=vector_inference("nn.bias_add", (1,), _bias_axis),
         attrs=(AttrField("axis", 1, to_int, "the axis of data the 1-D bias runs along"),),
         description="data + bias broadcast along axis.",
     )

@@ -7,7 +7,7 @@ import numpy as np
 from ....ty import TensorType, TupleType
 from ...common import expect_tensor, fmt_type, normalize_axis
 from ...registry import AttrField, OpPattern, RelationError, register
-from ._common import NNOpDef, compute_dtype, to_bool, to_float, to_int, to_ints, type_matches
+from ._common import NNOpDef, compute_dtype, to_bool, to_float, to_int, to_ints, type_matches, vector_inference
 from .norm_te import batch_norm_te, dropout_te, group_norm_te, instance_norm_te, l2_normalize_te, layer_norm_te
 
 
@@ -22,21 +22,32 @@ def _check_params(op_name: str, data: TensorType, axis: int, arg_types, names) -
             )
 
 
-def _batch_norm_rel(arg_types, attrs):
-    data = expect_tensor(arg_types[0], "nn.batch_norm", "data")
+def _batch_norm_axis(data: TensorType, attrs) -> int:
     # TVM accepts -1 (the last axis) but no other negative axis here.
     if not -1 <= attrs.axis < data.ndim:
         raise RelationError(f"nn.batch_norm: axis {attrs.axis} is out of range for data {fmt_type(data)}")
-    axis = attrs.axis if attrs.axis != -1 else data.ndim - 1
+    return attrs.axis if attrs.axis != -1 else data.ndim - 1
+
+
+def _batch_norm_rel(arg_types, attrs):
+    data = expect_tensor(arg_types[0], "nn.batch_norm", "data")
+    axis = _batch_norm_axis(data, attrs)
     _check_params("nn.batch_norm", data, axis, arg_types[1:], ("gamma", "beta", "moving_mean", "moving_var"))
     vector = TensorType((data.shape[axis],), data.dtype)
     return TupleType([data, vector, vector])
 
 
+def _channel_axis(op_name: str):
+    def axis_of(data: TensorType, attrs) -> int:
+        return normalize_axis(attrs.axis, data.ndim, op_name)
+
+    return axis_of
+
+
 def _per_channel_rel(op_name: str, names=("gamma", "beta")):
     def rel(arg_types, attrs):
         data = expect_tensor(arg_types[0], op_name, "data")
-        axis = normalize_axis(attrs.axis, data.ndim, op_name)
+        axis = _channel_axis(op_name)(data, attrs)
         _check_params(op_name, data, axis, arg_types[1:], names)
         if op_name == "nn.group_norm":
             channels = data.shape[axis]
@@ -155,6 +166,7 @@ register(
         OpPattern.OPAQUE,
         _batch_norm_impl,
         te_impl=batch_norm_te,
+        infer_args=vector_inference("nn.batch_norm", (1, 2, 3, 4), _batch_norm_axis),
         attrs=_norm_attrs(1),
         description="Inference batch norm; returns (out, moving_mean, moving_var) like TVM.",
         extras={"tuple_outputs": 3},
@@ -168,6 +180,7 @@ register(
         OpPattern.OPAQUE,
         _layer_norm_impl,
         te_impl=layer_norm_te,
+        infer_args=vector_inference("nn.layer_norm", (1, 2), _channel_axis("nn.layer_norm")),
         attrs=_norm_attrs(-1),
         description="Normalize along one axis, then scale by gamma and shift by beta.",
     )
@@ -180,6 +193,7 @@ register(
         OpPattern.OPAQUE,
         _instance_norm_impl,
         te_impl=instance_norm_te,
+        infer_args=vector_inference("nn.instance_norm", (1, 2), _channel_axis("nn.instance_norm")),
         attrs=_norm_attrs(1),
         description="Normalize each (sample, channel) over the remaining axes.",
     )
@@ -192,6 +206,7 @@ register(
         OpPattern.OPAQUE,
         _group_norm_impl,
         te_impl=group_norm_te,
+        infer_args=vector_inference("nn.group_norm", (1, 2), _channel_axis("nn.group_norm")),
         attrs=(AttrField("num_groups", 0, to_int),) + _norm_attrs(1),
         description="Normalize groups of channels of each sample.",
     )
