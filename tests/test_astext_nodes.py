@@ -271,3 +271,36 @@ def test_a_long_typed_chain_prints_and_parses_back():
     text = mod.astext()
     assert text.count("/* ty=Tensor[(3), float32] */") == 3000 + 1
     assert_structural_equal(relay.parse(text), mod)
+
+
+@pytest.mark.parametrize("name", ["base/x", "a/b/c", "a//b", "a/", "/a", "a/*b"])
+def test_slash_in_a_local_name_prints_as_tvm_did_and_parses_back(name):
+    x = var(name, shape=(2,))
+    text = parses_back(Function([x], x))
+    if name in ("base/x", "a/b/c"):
+        assert "%" + name in text
+
+
+def test_tvm_span_constructor_order_and_source_name():
+    span = relay.Span(relay.SourceName("Add0"), 3, 4, 5, 6)
+    assert (span.source_name, span.line, span.end_line, span.column, span.end_column) == ("Add0", 3, 4, 5, 6)
+    x = var("x", shape=(2,))
+    call = Call(Op.get("negative"), [x], span=span)
+    assert "span=Add0:3:5" in astext(Function([x], call))
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "python"])
+def test_arange_with_a_run_time_bound_prints_parses_and_runs(backend):
+    # Its attributes once held the bound expressions themselves: the printer wrote `stop=free_var
+    # %x…` (unparseable) and the python backend refused "attribute values of type Var/Constant".
+    import transpile
+
+    x = var("x", shape=(), dtype="float32")
+    func = Function([x], relay.arange(const(0.0), x, const(1.0)))
+    text = parses_back(func)
+    assert "free_var" not in text
+    mod = IRModule.from_expr(func)
+    np.testing.assert_array_equal(transpile.compile(mod, backend=backend)(np.float32(4)), [0, 1, 2, 3])
+    static = relay.parse(HEADER + "def @main() { arange(0f, 3f, 1f, start=0f, stop=3f, step=1f) }")
+    assert static["main"].body.attrs.stop == 3.0
+    np.testing.assert_array_equal(transpile.compile(static, backend=backend)(), [0, 1, 2])

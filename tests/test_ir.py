@@ -173,3 +173,19 @@ def test_std_and_logsumexp_builders_compose_registered_operators():
     std, lse = relay.evaluate(mod, data)
     np.testing.assert_allclose(std, [np.sqrt(2.0 / 3.0), np.sqrt(2.0)], rtol=1e-6)
     np.testing.assert_allclose(lse, np.log([np.e**0 + np.e**1, 2 * np.e, np.e**2 + np.e**4]), rtol=1e-6)
+
+
+def test_type_variable_analyses_split_bound_from_free():
+    from transpile.relay import analysis
+
+    a, b = relay.TypeVar("a"), relay.TypeVar("b")
+    x, y = relay.var("x", a), relay.var("y", b)
+    identity = relay.Function([x], x, a, [a])
+    assert analysis.free_type_vars(identity) == []
+    assert analysis.bound_type_vars(identity) == [a]
+    leaky = relay.Function([x, y], x, a, [a])
+    assert analysis.free_type_vars(leaky) == [b]
+    assert analysis.all_type_vars(leaky) == [a, b]
+    poly = relay.FuncType([a], b, [a])
+    assert analysis.free_type_vars(poly) == [b]
+    assert analysis.bound_type_vars(poly) == [a]

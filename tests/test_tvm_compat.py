@@ -555,3 +555,39 @@ def test_readme_migration_example_runs_as_printed(monkeypatch, capsys):
     printed = capsys.readouterr().out.splitlines()
     expected = [line.split("# ")[-1].strip() for line in code.splitlines() if line.startswith("print(")]
     assert printed == expected
+
+
+def test_make_node_builds_attributes_that_print_and_parse_back():
+    call_attrs = tvm.ir.make_node("attrs.TestAttrs", name="func_call_attrs")
+    assert dict(call_attrs) == {"name": "func_call_attrs", "attrs_type_key": "attrs.TestAttrs"}
+    x, y = relay.var("x", shape=(2,)), relay.var("y", shape=(2,))
+    inner = relay.Function([x], relay.negative(x))
+    mod = tvm.IRModule.from_expr(relay.Function([y], relay.Call(inner, [y], attrs=call_attrs)))
+    text = mod.astext()
+    assert 'name="func_call_attrs", attrs_type_key="attrs.TestAttrs"' in text
+    tvm.ir.assert_structural_equal(relay.parse(text), mod)
+
+    primitive = tvm.ir.make_node("DictAttrs", Primitive=1)
+    func = relay.Function([x], relay.negative(x), attrs=primitive)
+    assert func.attrs["Primitive"] == 1
+    with pytest.raises(TypeError, match="only attribute nodes"):
+        tvm.ir.make_node("relay.Var", name_hint="v")
+
+
+def test_te_compiler_is_one_process_wide_object_whose_clear_keeps_builds_working(monkeypatch):
+    monkeypatch.setenv(BACKEND_ENV, "interpreter")
+    compiler = relay.backend.te_compiler.get()
+    assert compiler is relay.backend.te_compiler.get()
+    x = relay.var("x", shape=(3,))
+    func = relay.Function([x], relay.add(x, x))
+    before = relay.create_executor(kind="vm").evaluate(func)(np.arange(3, dtype="float32"))
+    compiler.clear()
+    after = relay.create_executor(kind="vm").evaluate(func)(np.arange(3, dtype="float32"))
+    np.testing.assert_array_equal(before.numpy(), after.numpy())
+
+
+def test_uint1_is_tvms_spelling_of_bool():
+    cond = relay.var("c", shape=(), dtype="uint1")
+    assert cond.type_annotation == relay.TensorType((), "bool")
+    func = relay.Function([cond], relay.If(cond, relay.const(1), relay.const(2)))
+    assert int(relay.create_executor().evaluate(func)(False).numpy()) == 2

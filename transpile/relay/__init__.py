@@ -8,9 +8,10 @@ from __future__ import annotations
 import sys
 import types as _types
 
-from ..errors import ParseError, RelayTypeError, Span, TranspileError
+from ..errors import ParseError, RelayTypeError, TranspileError
 from . import op as _op_package
 from .attrs import Attrs, MetaRef
+from .source import SourceName, Span
 from .expr import (
     Call,
     Clause,
@@ -110,6 +111,13 @@ from .op.families.reduce import logsumexp, std  # noqa: E402
 
 _op_package.logsumexp = logsumexp
 _op_package.std = std
+
+from .op.families.reduce import mean_std, mean_variance  # noqa: E402
+from .op.families.sparse import segment_sum  # noqa: E402
+
+_op_package.mean_variance = mean_variance
+_op_package.mean_std = mean_std
+_op_package.segment_sum = segment_sum
 
 from .scope_builder import ScopeBuilder  # noqa: E402
 from .span_check import SpanCheck  # noqa: E402

@@ -4,7 +4,7 @@ The backend that runs every executor is chosen by the environment variable TRANS
 (interpreter | python | cpp | tir; default interpreter), read when an executor is created.
 """
 
-from . import executor, graph_executor, interpreter, runner, values, vm
+from . import executor, graph_executor, interpreter, runner, te_compiler, values, vm
 from .executor import create_executor
 from .graph_executor import build
 from .runner import BACKEND_ENV, selected_backend
@@ -17,6 +17,7 @@ __all__ = [
     "graph_executor",
     "values",
     "runner",
+    "te_compiler",
     "executor",
     "BACKEND_ENV",
     "selected_backend",

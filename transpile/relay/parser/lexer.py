@@ -27,6 +27,9 @@ from .tokens import (
 __all__ = ["tokenize"]
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+# TVM's lexer let local names contain `/` (frontends named variables after scoped layer names,
+# `%base/x`); a `/` that starts a comment (`//`, `/*`) still ends the name.
+_LOCAL_NAME = r"[A-Za-z_](?:[A-Za-z0-9_]|/(?=[A-Za-z0-9_]))*"
 _MASTER = re.compile(
     r"(?P<ws>[ \t\r\n\f\v]+)"
     r"|(?P<line_comment>//[^\n]*)"
@@ -35,7 +38,7 @@ _MASTER = re.compile(
     r"|(?P<attr>\#)"
     r"|(?P<number>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?:[fi]\d*)?)"
     r"|(?P<minus>-+)"
-    r"|(?P<percent>%(?:(?P<graph>\d+)|(?P<local>" + _NAME + r"))?)"
+    r"|(?P<percent>%(?:(?P<graph>\d+)|(?P<local>" + _LOCAL_NAME + r"))?)"
     r'|(?P<quoted_global>@"(?:[^"\\\n]|\\.)*")'
     r"|(?P<at>@(?P<global>" + _NAME + r")?)"
     r"|(?P<ident>" + _NAME + r"(?:\." + _NAME + r")*)"

@@ -90,6 +90,19 @@ def flatten(doc) -> str:
     return "".join(parts)
 
 
+def _is_name_char(ch: str) -> bool:
+    return ch.isascii() and (ch.isalnum() or ch == "_")
+
+
+def _local_name_text(hint: str) -> str:
+    """A name hint as a local name the lexer reads back: ASCII letters, digits, `_`, and `/` between them."""
+    chars = [ch if _is_name_char(ch) else "_" for ch in hint]
+    for i, ch in enumerate(hint):
+        if ch == "/" and i > 0 and i + 1 < len(hint) and _is_name_char(hint[i + 1]):
+            chars[i] = "/"
+    return "".join(chars)
+
+
 class Printer:
     """One printing session: shared name allocation, temp counter and meta table (as in TVM).
 
@@ -130,7 +143,7 @@ class Printer:
 
     def bind_var(self, var: Var) -> str:
         """Allocate a binder's name; returns its defining text (`%x: T`)."""
-        hint = "".join(ch if ch.isascii() and (ch.isalnum() or ch == "_") else "_" for ch in var.name_hint or "")
+        hint = _local_name_text(var.name_hint or "")
         if not (hint and hint[0].isalpha()):
             hint = "v" + hint
         name = self._unique("%" + hint)

@@ -78,7 +78,9 @@ def _full_like_impl(args, attrs, out_type):
 class ArangeOpDef(OpDef):
     """relay.arange(start, stop=None, step=None, dtype="float32").
 
-    Like TVM, the inputs are duplicated as attributes so that constant bounds give a static length.
+    Like TVM, constant bounds are also kept as attributes (their values), so that they give a static
+    length; a bound computed at run time is None there (the relation then gives a `?` length).
+    Attributes never hold the expressions themselves: backends and the printer see plain values.
     """
 
     def __call__(self, start, stop=None, step=None, dtype="float32"):
@@ -92,7 +94,18 @@ class ArangeOpDef(OpDef):
         if step is None:
             step = 1
         start, stop, step = scalar(start), scalar(stop), scalar(step)
-        return make_call(self.name, [start, stop, step], {"start": start, "stop": stop, "step": step, "dtype": dtype})
+        attrs = {"start": _bound_attr(start), "stop": _bound_attr(stop), "step": _bound_attr(step), "dtype": dtype}
+        return make_call(self.name, [start, stop, step], attrs)
+
+
+def _bound_attr(bound):
+    """The value of a scalar Constant bound (an int or float; a number stays itself), else None."""
+    if isinstance(bound, (int, float)) and not isinstance(bound, bool):
+        return bound
+    data = constant_data(bound)
+    if isinstance(data, (np.ndarray, np.generic)) and data.size == 1:
+        return np.asarray(data).reshape(()).item()
+    return None
 
 
 def _constant_value(value):
@@ -410,9 +423,9 @@ def _register_all():
             OpPattern.OPAQUE,
             _arange_impl,
             attrs=(
-                AttrField("start", None, None, "the start input, duplicated (a Constant gives a static length)"),
-                AttrField("stop", None),
-                AttrField("step", None),
+                AttrField("start", None, _bound_attr, "the start input's value when it is a constant (a static length)"),
+                AttrField("stop", None, _bound_attr),
+                AttrField("step", None, _bound_attr),
                 AttrField("dtype", "float32", to_dtype),
             ),
             extras={"always_print": ("start", "stop", "step", "dtype")},
