@@ -591,3 +591,20 @@ def test_uint1_is_tvms_spelling_of_bool():
     assert cond.type_annotation == relay.TensorType((), "bool")
     func = relay.Function([cond], relay.If(cond, relay.const(1), relay.const(2)))
     assert int(relay.create_executor().evaluate(func)(False).numpy()) == 2
+
+
+def test_graph_executor_converts_inputs_to_the_graph_dtype_and_debug_stays_strict(monkeypatch):
+    monkeypatch.setenv(BACKEND_ENV, "interpreter")
+    x = float_var("x", (3,))
+    func = relay.Function([x], relay.add(x, x))
+    data = np.array([1.5, 2.0, 3.0], dtype="float64")
+    result = relay.create_executor(kind="graph").evaluate(func)(data)
+    assert result.dtype == np.float32
+    np.testing.assert_array_equal(result.numpy(), [3.0, 4.0, 6.0])
+    lib = relay.build(tvm.IRModule.from_expr(func), target="llvm")
+    module = tvm.contrib.graph_executor.GraphModule(lib["default"](tvm.cpu()))
+    module.set_input("x", np.array([1, 2, 3], dtype="int32"))
+    module.run()
+    np.testing.assert_array_equal(module.get_output(0).numpy(), [2.0, 4.0, 6.0])
+    with pytest.raises(TranspileError):
+        relay.create_executor(kind="debug").evaluate(func)(data)

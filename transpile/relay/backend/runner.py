@@ -11,6 +11,8 @@ from __future__ import annotations
 import itertools
 import os
 
+import numpy as np
+
 from ...errors import TranspileError
 from .values import ResultStyle, to_runtime
 
@@ -110,8 +112,25 @@ class CompiledFunction:
     def __call__(self, *args, **kwargs):
         ordered = self.order_arguments(args, kwargs)
         lists = self.style.lists
-        result = self._function(*(to_runtime(arg, lists) for arg in ordered))
+        runtime_args = [to_runtime(arg, lists) for arg in ordered]
+        if self.style.kind == "graph":
+            runtime_args = [_in_parameter_dtype(arg, param) for arg, param in zip(runtime_args, self.params)]
+        result = self._function(*runtime_args)
         return self.style.convert(result)
+
+
+def _in_parameter_dtype(value, param):
+    """A tensor argument converted to its parameter's dtype, as TVM's graph executor did.
+
+    Its set_input copied each input into a buffer of the graph's dtype (NDArray.copyfrom converts),
+    so float64 data fed a float32 graph silently; the other executor kinds keep the strict check.
+    """
+    from ..ty import TensorType
+
+    expected = param.type_annotation
+    if isinstance(value, np.ndarray) and isinstance(expected, TensorType) and value.dtype != np.dtype(expected.dtype):
+        return np.ascontiguousarray(value, dtype=expected.dtype)
+    return value
 
 
 def compile_callable(target, mod=None, *, kind: str, params=None, backend: str | None = None) -> CompiledFunction:
