@@ -355,8 +355,9 @@ def lower_kernel(kernel, schedule: bool = True, target=None):
     func = assert_value_checks(func, kernel.name)  # (both in primfunc_fixes.py)
     if not schedule:
         return func
+    from .iter_map_workaround import avoid_iter_map_padding
     from .schedules import schedule_kernel
 
     mod = schedule_kernel(func, kernel, host_target() if target is None else target)
-    return mod[kernel.name]
+    return avoid_iter_map_padding(mod[kernel.name])
 
