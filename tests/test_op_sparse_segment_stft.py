@@ -9,30 +9,13 @@ import pytest
 import transpile
 from transpile import relay
 from transpile.errors import EvaluationError, RelayTypeError, UnsupportedFeatureError
-from transpile.relay.op.registry import RelationError, get, normalize_attrs
-from transpile.relay.ty import Any, TensorType, TupleType
+from transpile.relay.ty import Any, TupleType
+
+from op_support import T, rel, rel_error, run
 
 rng = np.random.default_rng(5)
 
 
-def T(shape, dtype="float32"):
-    return TensorType(shape, dtype)
-
-
-def rel(name, *arg_types, **attrs):
-    opdef = get(name)
-    return opdef.type_rel(list(arg_types), normalize_attrs(opdef, attrs))
-
-
-def rel_error(name, *arg_types, **attrs) -> str:
-    with pytest.raises(RelationError) as info:
-        rel(name, *arg_types, **attrs)
-    return str(info.value)
-
-
-def run(body, params, *args, backend="interpreter"):
-    mod = relay.IRModule.from_expr(relay.Function(params, body))
-    return transpile.compile(mod, backend=backend)(*args)
 
 
 # ---------------------------------------------------------------- relations

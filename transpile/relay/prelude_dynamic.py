@@ -22,6 +22,7 @@ from __future__ import annotations
 from .expr import Clause, Constructor, Function, GlobalVar, If, Let, Match, PatternConstructor, PatternVar
 from .expr import PatternWildcard, TypeData, Var, const
 from .prelude_static import TensorArrayLookupError, check_dtype
+from .prelude_static_arrays import concat_fold
 from .ty import Any, GlobalTypeVar, TensorType, scalar_type
 
 __all__ = ["TensorArrayOps", "DYNAMIC_DTYPES", "MAX_RANK"]
@@ -289,20 +290,7 @@ class TensorArrayOps:
         def build(gv):
             concatenate = self.get_global_var("tensor_concatenate")
             tensor_array = Var("tensor_array", self._tensor_array_t())
-            hd, tl = Var("hd"), Var("tl")
-            rest = Match(
-                tl,
-                [Clause(PatternConstructor(self.nil), hd), Clause(PatternWildcard(), concatenate(hd, gv(tl)))],
-                False,
-            )
-            body = Match(
-                tensor_array,
-                [
-                    Clause(PatternConstructor(self.nil), self.get_ctor("tensor_nil")()),
-                    Clause(PatternConstructor(self.cons, [PatternVar(hd), PatternVar(tl)]), rest),
-                ],
-                False,
-            )
+            body = concat_fold(tensor_array, gv, concatenate, self.get_ctor("tensor_nil")(), self.cons, self.nil)
             return Function([tensor_array], body, self._tensor_t(), [])
 
         self._define("tensor_array_concat", build)

@@ -24,6 +24,19 @@ def _length(tensor):
     return op.take(op.shape_of(tensor), const(0))
 
 
+
+def concat_fold(tensor_array, recurse, concatenate, empty, cons, nil) -> Match:
+    """The body of tensor_array_concat: `empty` for [], else the elements joined pairwise by `concatenate`,
+    the tail through `recurse` (the function's own GlobalVar)."""
+    hd, tl = Var("hd"), Var("tl")
+    joined = concatenate(hd, recurse(tl))
+    rest = Match(tl, [Clause(PatternConstructor(nil), hd), Clause(PatternWildcard(), joined)], False)
+    clauses = [
+        Clause(PatternConstructor(nil), empty),
+        Clause(PatternConstructor(cons, [PatternVar(hd), PatternVar(tl)]), rest),
+    ]
+    return Match(tensor_array, clauses, False)
+
 class StaticTensorArrayCombinators:
     """Functions over whole static tensor arrays (see StaticTensorArrayOps)."""
 
@@ -156,23 +169,7 @@ class StaticTensorArrayCombinators:
             out_ops.define_tensor_concatenate()
             concatenate = out_ops.get_global_var("tensor_concatenate")
             tensor_array = Var("tensor_array", self.list(out_type()))
-            hd, tl = Var("hd"), Var("tl")
-            rest = Match(
-                tl,
-                [
-                    Clause(PatternConstructor(self.nil), hd),
-                    Clause(PatternWildcard(), concatenate(hd, gv(tl))),
-                ],
-                False,
-            )
-            body = Match(
-                tensor_array,
-                [
-                    Clause(PatternConstructor(self.nil), out_ops.get_ctor("tensor_nil")()),
-                    Clause(PatternConstructor(self.cons, [PatternVar(hd), PatternVar(tl)]), rest),
-                ],
-                False,
-            )
+            body = concat_fold(tensor_array, gv, concatenate, out_ops.get_ctor("tensor_nil")(), self.cons, self.nil)
             return Function([tensor_array], body, out_type(), [])
 
         self._define("tensor_array_concat", build)
