@@ -174,3 +174,34 @@ def test_number_to_array_is_exact_at_the_float_limits():
     assert number_to_array(2**31 - 1, "int32", ()) == 2**31 - 1
     with pytest.raises(Mismatch, match="out of the range of int32"):
         number_to_array(2**31, "int32", ())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_python_int_items_convert_together_and_leave_the_argument_alone(backend):
+    # Python ints are converted in one array (python) or cross as C integers (cpp); the caller's
+    # nodes are never changed, and items of several forms still convert one by one.
+    f = compiled(SUM_AND_ECHO, backend)
+    values = [(-1) ** i * (i % 1000) for i in range(50_000)] + [2**31 - 1, -(2**31)]
+    xs = int_list(values)
+    total, echoed = f(xs)
+    assert int(total) == int(np.sum(np.array(values, dtype=np.int64)).astype(np.int32))  # int32 wraps
+    back = items_of(echoed)
+    assert all(type(b) is np.ndarray and b.dtype == np.int32 and b.shape == () for b in back)
+    assert [int(b) for b in back] == values
+    assert items_of(xs) == values and all(type(v) is int for v in items_of(xs))
+    mixed = [np.asarray(3, "int32"), 4, np.int32(5), 6]
+    total, echoed = f(int_list(mixed))
+    assert int(total) == 18 and [int(b) for b in items_of(echoed)] == [3, 4, 5, 6]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_python_int_out_of_range_deep_in_a_list_is_reported_with_its_path(backend):
+    f = compiled(SUM_AND_ECHO, backend)
+    values = list(range(1000))
+    values[700] = 2**31  # one past int32
+    values[800] = "x"  # a later bad item: the first one is reported
+    with pytest.raises(EvaluationError) as info:
+        f(int_list(values))
+    message = str(info.value)
+    assert "field 0 of Cons of" in message and "argument 1" in message and "out of the range of int32" in message
+    assert "695 more levels" in message, message  # 3 shown + 695 + 2 shown: the item at index 700

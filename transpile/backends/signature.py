@@ -17,7 +17,7 @@ from ..lir.types import AdtT, ClosureT, RefT, TensorType, TupleT, type_text
 from ..lir.walk import iter_lets
 from ..relay.ty import AnyDim
 from ..runtime import ADTValue, RefValue
-from ..runtime.boundary import ALIGNMENT, ArgumentPath, Mismatch, _int_range, intake_tensor, shape_fits
+from ..runtime.boundary import ALIGNMENT, ArgumentPath, Mismatch, _int_range, gc_paused, intake_tensor, shape_fits
 
 __all__ = [
     "signature_of",
@@ -144,9 +144,12 @@ def _fail(path: _Path, ty, value, detail: str = ""):
 class Converters:
     """Builds, per LIR type, functions checking and converting values crossing the boundary."""
 
-    def __init__(self, adts: dict, deep_call):
+    def __init__(self, adts: dict, deep_call, ints_for_scalars: bool = False):
         self.adts = adts  # {adt name: {relay constructor: [field types]}}
         self.deep_call = deep_call
+        # Whether in-range Python ints may stay as they are inside ADT values, for 0-d integer
+        # tensors: a backend that reads such a field as a C integer (cpp) needs no array of it.
+        self.ints_for_scalars = ints_for_scalars
         self._inbound: dict = {}
         self._outbound: dict = {}
 
@@ -218,6 +221,8 @@ class Converters:
                 _fail(path, ty, array)
             return array
 
+        if low <= high and dtype != np.uint64:  # (uint64's range exceeds the int64 array below)
+            tensor.bulk = lambda values: _ints_as_scalars(values, dtype, low, high)
         return tensor
 
     def _adt(self, ty: AdtT):
@@ -233,40 +238,41 @@ class Converters:
                 recursive = [i for i, t in enumerate(types) if t == ty]
                 index = recursive[-1] if recursive else None
                 convs = [None if i == index else self.inbound(t) for i, t in enumerate(types)]
-                plan = plans[ctor] = _AdtPlan(types, index, convs, [f"field {i} of {ctor}" for i in range(len(types))])
+                labels = [f"field {i} of {ctor}" for i in range(len(types))]
+                plan = plans[ctor] = _AdtPlan(types, index, convs, labels, ints=self.ints_for_scalars)
             return plan
 
         def adt_value(value, path):
             # Walks the spine of recursive values (a list's tails) in a loop, so long lists need
-            # no deep recursion. Fields that already have their final form (numpy arrays of the
-            # right dtype and shape) are taken as they are, without building their paths; a
-            # value needing no conversion is returned as it is.
-            # Per node, nothing is allocated unless a field converts (GC work grows with allocations).
+            # no deep recursion, and only notes the fields that need converting; they are
+            # converted afterwards, in bulk where their converter can (Python ints for a
+            # List[int32]), and the nodes holding them are rebuilt. A value needing no
+            # conversion is returned as it is; paths are only built to report an error.
             spine = []  # the nodes, outermost first
-            converted_fields = {}  # depth along the spine -> the node's fields after conversion
-            depth_of_path = 0  # `path` is the path of spine[depth_of_path]; extended lazily
+            pending = {}  # (plan, field index) -> the depths along the spine where it converts
             node = value
             while True:
                 if not isinstance(node, ADTValue) or node.constructor not in layout:
-                    path, depth_of_path = _spine_path(spine, plans, path, depth_of_path, len(spine))
-                    _bad_adt(path, ty, node, layout)
+                    _bad_adt(_spine_path(spine, plans, path, 0, len(spine))[0], ty, node, layout)
                 plan = plans.get(node.constructor) or plan_of(node.constructor)
                 fields = node.fields
                 if len(fields) != plan.arity:
-                    path, depth_of_path = _spine_path(spine, plans, path, depth_of_path, len(spine))
-                    _fail(path, ty, node, f"{node.constructor} takes {plan.arity} field(s), got {len(fields)}")
-                for i, conv, accepts in plan.checks:
-                    field = fields[i]
-                    if accepts is not None and accepts(field):
-                        continue
-                    path, depth_of_path = _spine_path(spine, plans, path, depth_of_path, len(spine))
-                    converted = conv(field, _Path(path, plan.labels[i]))
-                    if converted is not field:
-                        converted_fields.setdefault(len(spine), list(fields))[i] = converted
+                    at = _spine_path(spine, plans, path, 0, len(spine))[0]
+                    _fail(at, ty, node, f"{node.constructor} takes {plan.arity} field(s), got {len(fields)}")
+                for i, _, accepts, key in plan.checks:
+                    if accepts is None or not accepts(fields[i]):
+                        depths = pending.get(key)
+                        if depths is None:
+                            depths = pending[key] = []
+                        depths.append(len(spine))
                 spine.append(node)
                 if plan.index is None:
-                    return _rebuilt_spine(value, spine, converted_fields, plans)
+                    break
                 node = fields[plan.index]
+            if not pending:
+                return value
+            with gc_paused():  # the rebuilt nodes all survive: collections would only walk them
+                return _converted_spine(value, spine, pending, plans, path)
 
         return adt_value
 
@@ -361,7 +367,7 @@ class Converters:
             while True:
                 plan = plans.get(node.constructor) or plan_of(node.constructor)
                 fields = node.fields
-                for i, conv, accepts in plan.checks:
+                for i, conv, accepts, _ in plan.checks:
                     field = fields[i]
                     if accepts is not None and accepts(field):
                         continue
@@ -404,31 +410,117 @@ class Converters:
 
 
 class _AdtPlan:
-    """How one constructor's fields convert: `checks` lists (index, converter, accepts) for every
-    field but the recursive one (`index`); `accepts(value)`, when not None, says cheaply that a
-    value already has its final form (a numpy array of the field's dtype and shape)."""
+    """How one constructor's fields convert: `checks` lists (index, converter, accepts, key) for
+    every field but the recursive one (`index`); `accepts(value)`, when not None, says cheaply that
+    a value already has its final form (a numpy array of the field's dtype and shape); `key` is
+    (plan, index), which names the field across a value's nodes."""
 
     __slots__ = ("arity", "index", "labels", "checks")
 
-    def __init__(self, types, index, convs, labels, outbound: bool = False):
+    def __init__(self, types, index, convs, labels, outbound: bool = False, ints: bool = False):
         self.arity = len(types)
         self.index = index
         self.labels = labels
         self.checks = tuple(
-            (i, conv, _final_array_test(t, outbound)) for i, (t, conv) in enumerate(zip(types, convs)) if conv is not None
+            (i, conv, _final_array_test(t, outbound, ints), (self, i))
+            for i, (t, conv) in enumerate(zip(types, convs))
+            if conv is not None
         )
 
 
-def _final_array_test(ty, outbound: bool):
-    """A test that a value of a tensor type needs no conversion, or None (other types)."""
+def _final_array_test(ty, outbound: bool, ints: bool = False):
+    """A test that a value of a tensor type needs no conversion, or None (other types). With
+    `ints`, in-range Python ints are final for 0-d integer tensors (see Converters)."""
     if not isinstance(ty, TensorType):
         return None
     if outbound:  # only 0-d values convert on the way out (numpy scalars become arrays)
         return lambda v: type(v) is np.ndarray
     dtype, shape = np.dtype(ty.dtype), tuple(ty.shape)
+    if ints and shape == () and dtype.kind in "iu":
+        low, high = _int_range(dtype)
+        return lambda v: (type(v) is int and low <= v <= high) or (type(v) is np.ndarray and v.dtype == dtype and v.shape == ())
     if any(isinstance(d, AnyDim) for d in shape):
         return lambda v: type(v) is np.ndarray and v.dtype == dtype and shape_fits(v.shape, shape)
     return lambda v: type(v) is np.ndarray and v.dtype == dtype and v.shape == shape
+
+
+def _converted_spine(value, spine, pending, plans, path):
+    """`value` rebuilt with its `pending` fields converted ({(plan, field index): depths}).
+
+    Fields whose converter has a `bulk` form are converted together when it takes them all (a
+    List of Python ints: one array); otherwise one by one in spine order, so that an error names
+    the first bad field. The nodes above the deepest converted one are rebuilt."""
+    converted = {}
+    for key, depths in pending.items():
+        plan, i = key
+        bulk = getattr(_field_converter(plan, i), "bulk", None)
+        items = bulk([spine[d].fields[i] for d in depths]) if bulk is not None else None
+        if items is None:
+            return _rebuilt_spine(value, spine, _converted_one_by_one(spine, pending, plans, path), plans)
+        converted[key] = items
+    if len(converted) == 1:
+        ((plan, i), items), = converted.items()
+        depths = pending[(plan, i)]
+        if plan.arity == 2 and plan.index == 1 - i and len(depths) == depths[-1] + 1:
+            # A List's spine: the same constructor down to the deepest converted node (a
+            # (plan, field) pair belongs to one constructor), each node rebuilt with its item.
+            return _rebuilt_pairs(spine[0].constructor, items, spine[depths[-1]].fields[plan.index], i)
+    new_fields = {}
+    for (plan, i), items in converted.items():
+        for depth, item in zip(pending[(plan, i)], items):
+            fields = new_fields.get(depth)
+            if fields is None:
+                fields = new_fields[depth] = list(spine[depth].fields)
+            fields[i] = item
+    return _rebuilt_spine(value, spine, new_fields, plans)
+
+
+def _rebuilt_pairs(constructor, items, tail, item_index):
+    make = ADTValue
+    if item_index == 0:
+        for item in reversed(items):
+            tail = make(constructor, (item, tail))
+    else:
+        for item in reversed(items):
+            tail = make(constructor, (tail, item))
+    return tail
+
+
+def _converted_one_by_one(spine, pending, plans, path) -> dict:
+    """{depth: the node's fields after conversion}, converting the pending fields in spine order."""
+    order = sorted((depth, i, plan) for (plan, i), depths in pending.items() for depth in depths)
+    converted_fields = {}
+    depth_of_path, at = 0, path
+    for depth, i, plan in order:
+        node = spine[depth]
+        at, depth_of_path = _spine_path(spine, plans, at, depth_of_path, depth)
+        item = _field_converter(plan, i)(node.fields[i], _Path(at, plan.labels[i]))
+        if item is not node.fields[i]:
+            converted_fields.setdefault(depth, list(node.fields))[i] = item
+    return converted_fields
+
+
+def _field_converter(plan, i):
+    for index, conv, _, _ in plan.checks:
+        if index == i:
+            return conv
+    raise AssertionError(f"field {i} has no converter")
+
+
+def _ints_as_scalars(values, dtype, low, high):
+    """0-d arrays of `dtype` for a list of Python ints all within [low, high], or None."""
+    for v in values:
+        if type(v) is not int:
+            return None
+    try:
+        wide = np.array(values, dtype=np.int64)
+    except OverflowError:
+        return None
+    if len(wide) and (wide.min() < low or wide.max() > high):
+        return None
+    # 0-d views of one array: they do not overlap, and cost a fifth of separate arrays.
+    array = wide.astype(dtype)
+    return [array[k, ...] for k in range(len(array))]
 
 
 def _spine_path(spine, plans, path, depth_of_path, depth):

@@ -417,7 +417,7 @@ def make_native_entry(function, info: dict, typed=None):
             return fn(*args)
         return run_deep(fn, *args)
 
-    converters = Converters(adts, deep_call)
+    converters = Converters(adts, deep_call, ints_for_scalars=True)  # 0-d ints cross as C integers
     marshaller = Marshaller(adts, info["tags"], converters, call_native)
     params = [type_from_json(p["type"]) for p in signature["params"]]
     result_type = type_from_json(signature["result"])
