@@ -5,6 +5,7 @@ run_opt_pass(expr, pass_)       # expr after one pass, run on a module wrapping 
 check_grad(func)                # analytic (relay.transform.gradient) vs numeric gradients
 count(prelude, n) / make_nat_value(prelude, n) / make_nat_expr(prelude, n)
 run_as_python(expr, mod) / to_python(expr, mod)
+resnet, mobilenet, dqn, … .get_workload(...)  # test networks as (module, params); layers: their building blocks
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 
 from ...errors import TranspileError
 from . import init, mlp
+from . import dcgan, densenet, dqn, inception_v3, layers, lstm, mobilenet, resnet, resnet_3d, squeezenet, synthetic, vgg
 from .init import create_workload
 from .nat import add_nat_definitions, count, get_type, make_nat_expr, make_nat_value
 from .py_converter import run_as_python, to_python
@@ -36,6 +38,18 @@ __all__ = [
     "create_workload",
     "init",
     "mlp",
+    "layers",
+    "resnet",
+    "mobilenet",
+    "synthetic",
+    "dqn",
+    "dcgan",
+    "squeezenet",
+    "inception_v3",
+    "densenet",
+    "lstm",
+    "resnet_3d",
+    "vgg",
 ]
 
 
