@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 
-__all__ = ["host_target", "target_key", "c_target", "vector_lanes"]
+__all__ = ["host_target", "target_key", "c_target", "vector_lanes", "kernel_target"]
 
 log = logging.getLogger(__name__)
 
@@ -39,12 +39,58 @@ def c_target():
     return tvm.target.Target({"kind": "c"})
 
 
+_LLVM_OPTIONS = ("mcpu", "mtriple", "mattr", "mabi", "mfloat-abi", "num-cores")
+
+
+def kernel_target(target=None):
+    """The apache-tvm Target kernels are compiled for, from what a user names: None (the host),
+    a TVM-style string ("llvm -mcpu=cascadelake -mattr=+avx512bw"), a dict, a tvm_compat Target or
+    an apache-tvm Target. An llvm target without -mtriple gets the host's triple (the kernels are
+    linked into host code); -mcpu without a triple names a CPU of the host's architecture.
+    Compiling for a CPU this machine lacks works; running that code is the caller's risk."""
+    import tvm
+
+    if target is None:
+        return host_target()
+    if isinstance(target, tvm.target.Target):
+        return target
+    text = str(target).strip() if not isinstance(target, dict) else None
+    if text is not None:
+        words = text.split()
+        kind = words[0] if words else "llvm"
+        options = {}
+        for word in words[1:]:
+            key, _, value = word.lstrip("-").partition("=")
+            options[key] = value
+    else:
+        options = dict(target)
+        kind = str(options.pop("kind", "llvm"))
+    if kind == "c":
+        return c_target()
+    if kind not in ("llvm", "cpu"):
+        from ..errors import TranspileError
+
+        raise TranspileError(f"kernels run on the host CPU: target {target!r} is not an llvm or c target")
+    config = {"kind": "llvm"}
+    for key in _LLVM_OPTIONS:
+        value = options.get(key)
+        if value not in (None, "", True):
+            config[key] = [part for part in str(value).split(",") if part] if key == "mattr" else str(value)
+    if "mtriple" not in config:
+        config["mtriple"] = _attr(host_target(), "mtriple") or "x86_64-unknown-linux-gnu"
+        if "mcpu" not in config and "mattr" not in config:
+            return host_target()  # plain "llvm": the host CPU, as every backend compiles by default
+    return tvm.target.Target(config)
+
+
 def _attr(target, name: str) -> str:
     try:
         value = target.attrs[name]
     except (KeyError, IndexError):
         return ""
-    return str(value) if value is not None else ""
+    if value is None:
+        return ""
+    return ",".join(str(v) for v in value) if not isinstance(value, str) and hasattr(value, "__len__") else str(value)
 
 
 def target_key(target=None) -> str:

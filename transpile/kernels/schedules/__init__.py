@@ -8,6 +8,8 @@
 - conv2d NCHW: output-channel x output-width register tile, vectorized, parallel over rows.
 - conv2d / depthwise conv2d on channel-blocked NCHW[x]c (contrib_conv2d_NCHWc, from AlterOpLayout):
   output pixels x channel block in registers, the block vectorized (conv_packed).
+- int8 conv2d (u8/s8 x s8 -> int32, packed inside the kernel): the x86 dot-product instructions
+  (VNNI vpdpbusd, exact pmaddubsw) tensorize its inner step (conv_int8).
 - depthwise conv2d NCHW: rows x columns register tile per channel plane (depthwise).
 - pooling on channel-blocked layouts: window outside, channel block vectorized (pool).
 - reductions with several blocks (softmax, normalizations): `tvm.s_tir.dlight.cpu.Reduction`.
@@ -33,6 +35,7 @@ from .common import (
     vectorizes_bool_intermediate,
 )
 from .conv import is_conv2d_nchw, schedule_conv2d_nchw
+from .conv_int8 import is_conv2d_int8, schedule_conv2d_int8
 from .conv_packed import PAD_BLOCK, is_conv2d_nchwc, is_depthwise_nchwc, schedule_conv2d_nchwc, schedule_depthwise_nchwc
 from .depthwise import DEPTHWISE_PAD_BLOCK, is_depthwise_nchw, schedule_depthwise_nchw
 from .matmul import is_matmul, schedule_matmul
@@ -119,6 +122,9 @@ def _specific(func, kernel, target):
             return tvm.IRModule({name: scheduled.with_attr("global_symbol", name)}), "dlight.Reduction"
     sch = _new_schedule(func, name)
     ctx = Ctx(sch, target)
+    if is_conv2d_int8(sch):
+        kind = schedule_conv2d_int8(ctx)
+        return sch.mod, kind
     kind = _master_schedule(ctx, kernel)
     if not kind:
         inline_intermediates(ctx)

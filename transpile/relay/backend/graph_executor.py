@@ -5,7 +5,10 @@
     m.set_input("x", x); m.run(); y = m.get_output(0).numpy()
 
 `relay.build` compiles @main (params bound as constants) with the backend TRANSPILE_TVM_BACKEND
-names. As in TVM's graph executor, a tuple result is flattened into numbered outputs, inputs
+names. `get_source("asm" | "ll" | "c")` (also on `.lib` and `.lib.imported_modules[0]`) is the
+code of the program's kernels compiled by the shared kernel pipeline for the target relay.build
+was given ("llvm -mcpu=cascadelake" gives cascadelake code on any machine), whichever backend
+executes. As in TVM's graph executor, a tuple result is flattened into numbered outputs, inputs
 keep their values between runs, and the "graph"/"aot" executor kinds return a list for a tuple.
 """
 
@@ -60,18 +63,69 @@ def build(
     if not isinstance(ir_mod, IRModule):
         raise TranspileError(f"relay.build expects a tvm.IRModule, got {type(ir_mod).__name__}")
     host_target(target)
-    return GraphExecutorFactoryModule(ir_mod, params or {}, mod_name)
+    return GraphExecutorFactoryModule(ir_mod, params or {}, mod_name, target=_cpu_target(target))
+
+
+def _cpu_target(target):
+    """The one llvm/c target of relay.build's `target` (a {kind: target} map or a list holds it)."""
+    if isinstance(target, dict):
+        target = next(iter(target.values()), None)
+    elif isinstance(target, (list, tuple)):
+        target = target[0] if target else None
+    return target
+
+
+_SOURCE_FORMATS = {"": "ll", "ll": "ll", "llvm": "ll", "asm": "asm", "s": "asm", "c": "c"}
+
+
+def kernel_source(ir_mod, target, fmt: str = "asm") -> str:
+    """The source of @main's kernels (the shared pipeline's, with the layouts of backends whose
+    kernels TVM compiles) compiled for `target`: assembly ("asm"/"s"), LLVM IR ("ll"/"llvm"/"")
+    or TVM's portable C ("c", which ignores the target's CPU)."""
+    import tvm
+
+    from ...kernels.build import scheduled_functions
+    from ...kernels.target import c_target, kernel_target
+    from ...pipeline import lower_to_lir
+
+    kind = _SOURCE_FORMATS.get(fmt)
+    if kind is None:
+        raise TranspileError(f"get_source: unknown format {fmt!r} (use one of {sorted(_SOURCE_FORMATS)})")
+    compile_for = c_target() if kind == "c" else kernel_target(target)
+    program = lower_to_lir(ir_mod, "main", options={"alter_layout": True})
+    if not program.kernels:
+        return ""
+    functions, _ = scheduled_functions(program.kernels, compile_for)
+    module = tvm.compile(tvm.IRModule(functions), target=compile_for).mod
+    return module.inspect_source() if kind == "c" else module.inspect_source(kind)
 
 
 class GraphExecutorFactoryModule:
     """What relay.build returns: `lib[mod_name](device)` makes the module GraphModule wraps."""
 
-    def __init__(self, ir_mod, params, mod_name="default"):
+    def __init__(self, ir_mod, params, mod_name="default", target=None):
         self.ir_mod = ir_mod
         self.params = {name: to_ndarray(value) for name, value in params.items()}
         self.libmod_name = mod_name
+        self.target = target
         self.backend = selected_backend()
         self._compiled = compile_callable(None, ir_mod, kind="graph", params=params, backend=self.backend)
+        self._sources: dict = {}
+
+    def get_source(self, fmt: str = "") -> str:
+        """The kernels' code for the build's target (see `kernel_source`), compiled once per format."""
+        kind = _SOURCE_FORMATS.get(fmt, fmt)
+        if kind not in self._sources:
+            from ..bind import bind_params_in_module
+
+            mod = bind_params_in_module(self.ir_mod, dict(self.params), "main") if self.params else self.ir_mod
+            self._sources[kind] = kernel_source(mod, self.target, fmt)
+        return self._sources[kind]
+
+    @property
+    def lib(self):
+        """TVM's compiled host module: here the kernels (`get_source`), also as `imported_modules[0]`."""
+        return _KernelModule(self)
 
     def __getitem__(self, name):
         if name != self.libmod_name:
@@ -101,6 +155,24 @@ class GraphExecutorFactoryModule:
             stacklevel=2,
         )
         return iter((self.graph_json, self, self.get_params()))
+
+
+class _KernelModule:
+    """`factory.lib`: the compiled-kernels view of a built module (TVM's runtime.Module methods)."""
+
+    type_key = "llvm"
+
+    def __init__(self, factory):
+        self._factory = factory
+
+    def get_source(self, fmt: str = "") -> str:
+        return self._factory.get_source(fmt)
+
+    inspect_source = get_source
+
+    @property
+    def imported_modules(self) -> list:
+        return [self]
 
 
 def create(graph_json_str, libmod, device=None):

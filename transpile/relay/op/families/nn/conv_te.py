@@ -52,7 +52,20 @@ def conv2d_any_layout(
 
 
 def conv2d_te(inputs, attrs, out_type):
+    from .....kernels.schedules.conv_int8 import conv2d_nchw_int8_te, takes_int8_dot
+
     data, weight = inputs
+    layouts = (attrs.data_layout, attrs.kernel_layout, attrs.out_layout)
+    if takes_int8_dot(data.dtype, weight.dtype, out_type.dtype, attrs.groups, layouts) and all(
+        isinstance(d, int) for d in dims(data) + dims(weight)
+    ):
+        return conv2d_nchw_int8_te(  # packed for the CPU's u8 x s8 dot-product instructions
+            data,
+            weight,
+            ints(spatial_pair(attrs.strides, "nn.conv2d", "strides")),
+            ints(padding_2d(attrs.padding, "nn.conv2d")),
+            ints(spatial_pair(attrs.dilation, "nn.conv2d", "dilation")),
+        )
     return conv2d_any_layout(
         data,
         weight,
