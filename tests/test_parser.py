@@ -643,3 +643,19 @@ def test_long_graph_binding_chain_from_the_corpus(corpus_dir):
     while isinstance(body, Call) and op_name(body) == "add":
         body, depth = body.args[0], depth + 1
     assert depth >= 1555
+
+
+def test_extern_type_is_a_type_definition_without_constructors_as_in_tvm():
+    mod = parse('#[version = "0.0.5"]\nextern type T[A]\n')
+    (data,) = [d for g, d in mod.type_definitions.items() if g.name_hint == "T"]
+    assert [v.name_hint for v in data.type_vars] == ["A"] and not data.constructors
+    assert "T" in mod.extern_types
+    assert "extern type T[A]" in mod.astext()
+
+
+def test_an_underscore_annotation_equals_no_annotation():
+    from transpile.relay.expr import Let, Tuple, Var
+    from transpile.relay.structural import assert_structural_equal
+
+    unit = Tuple([])
+    assert_structural_equal(parse_expr("let %v : _ = (); ()"), Let(Var("v"), unit, unit), map_free_vars=True)

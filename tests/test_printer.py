@@ -36,6 +36,7 @@ from transpile.relay.expr import (
 from transpile.relay.module import IRModule
 from transpile.relay.op import registry
 from transpile.relay.op.registry import AttrField, OpDef, OpPattern
+from transpile.relay.parser import parse_expr
 from transpile.relay.printer import astext, astext_node, type_to_text
 from transpile.relay.printer import values as printer_values
 from transpile.relay.ty import (
@@ -378,10 +379,19 @@ def test_every_registered_op_with_default_attrs_prints_no_attrs():
     for opdef in ops:
         if any(f.default is registry.REQUIRED for f in opdef.attrs):
             continue
+        if opdef.extras.get("always_print"):
+            continue  # attributes TVM's attrs struct gave no default: printed even when unset (below)
         x = var("x")
         args = [x] * (opdef.num_inputs or 1)
         text = astext_node(Call(Op.get(opdef.name), args, registry.normalize_attrs(opdef, {})))
         assert text == f"{opdef.name}({', '.join(['%x'] * len(args))})", opdef.name
+
+
+def test_attributes_without_a_tvm_default_are_printed_when_unset():
+    x = var("x")
+    text = astext_node(Call(Op.get("transpose"), [x], registry.normalize_attrs(registry.get("transpose"), {})))
+    assert text == "transpose(%x, axes=None)"
+    assert parse_expr("free_var %x: Tensor[(2, 3), float32]; transpose(%x, axes=None)").attrs["axes"] is None
 
 
 # ----- literals and metadata -----------------------------------------------------------------------

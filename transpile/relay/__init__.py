@@ -116,6 +116,11 @@ from .op.families.reduce import mean_std, mean_variance  # noqa: E402
 from .op.families.sparse import segment_sum  # noqa: E402
 
 _op_package.mean_variance = mean_variance
+
+from .op.families.nn.pool import GLOBAL_POOL_BUILDERS  # noqa: E402
+
+for _name, _builder in GLOBAL_POOL_BUILDERS.items():
+    setattr(sys.modules[__name__].nn, _name, _builder)
 _op_package.mean_std = mean_std
 _op_package.segment_sum = segment_sum
 

@@ -13,7 +13,8 @@ of its immediate post-dominator; all nodes on the paths between them join too (C
 A reduction never fuses forward (it ends its group); opaque nodes stay alone; nothing fuses into a
 tuple in phases 0 and 1. Because a node only joins the group of a post-dominator, every member but
 the group's root has all its consumers inside the group: a group has exactly one output (its root),
-which may be a tuple value (split). `max_group_size` plays TVM's kMaxFusedOps.
+which may be a tuple value (split). `max_group_size` plays TVM's kMaxFusedOps; `max_function_args`
+(0: no limit) is the target's limit on a kernel's arguments (see arg_count.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...relay.op.registry import OpPattern
+from .arg_count import ArgCounter
 from .graph import DomNode, Graph, Node
 
 __all__ = ["Group", "partition"]
@@ -43,6 +45,7 @@ class Group:
     has_anchor: bool
     num_nodes: int = 1
     parent: "Group | None" = None
+    args_num: int = 0  # kernel arguments counted so far (only with a max_function_args limit)
 
     def find_root(self) -> "Group":
         root = self
@@ -59,6 +62,7 @@ def _merge(child: Group, parent: Group) -> None:
     if child is parent:
         return
     parent.num_nodes += child.num_nodes
+    parent.args_num += child.args_num
     child.parent = parent
     if child.has_anchor:
         # Two out_elemwise_fusable masters never meet: the phase-0 conditions forbid it.
@@ -68,11 +72,16 @@ def _merge(child: Group, parent: Group) -> None:
 
 
 class _Partitioner:
-    def __init__(self, graph: Graph, dom: list[DomNode], max_group_size: int):
+    def __init__(self, graph: Graph, dom: list[DomNode], max_group_size: int, max_function_args: int = 0):
         self.graph = graph
         self.dom = dom
         self.max_group_size = max_group_size
         self.groups = [Group(node, node.pattern, node.pattern == OUT_ELEMWISE_FUSABLE) for node in graph.nodes]
+        self.args = ArgCounter(graph, self.groups, max_function_args) if max_function_args > 0 else None
+        if self.args is not None:
+            for node, group in zip(graph.nodes, self.groups):
+                group.args_num = self.args.initial_args(node)
+        self.postponed: dict[int, list[Node]] = {}  # consumer index -> producers whose fusion waits for it
 
     def _try_fuse(self, src: Node, sink: Node, condition) -> None:
         """Fuse src and every node on a path to sink into sink's group, if `condition` holds on the way.
@@ -89,6 +98,9 @@ class _Partitioner:
             roots.add(id(src_root))
             size += src_root.num_nodes
         if size > self.max_group_size:
+            return
+        if self.args is not None and self.args.postpone_node is not None:
+            self._postpone(src, sink, condition)
             return
         between: list[Node] = []
         seen: set[int] = set()
@@ -114,11 +126,50 @@ class _Partitioner:
         for node in between:
             _merge(self.groups[node.index], target)
 
+    def _postpone(self, src: Node, sink: Node, condition) -> None:
+        """Leave src's fusion to the visit of the consumer with an uncounted producer (TVM's CommitFuse_).
+
+        The paths are checked now, as TVM's CheckPath ran before it postponed the commit.
+        """
+        consumer = self.args.postpone_node
+        self.args.postpone_node = None
+        stack, seen = [c for c, _ in src.outputs], set()
+        while stack:
+            node = stack.pop()
+            if node.index in seen:
+                continue
+            seen.add(node.index)
+            if not condition(self.groups[node.index].find_root().pattern, node is sink):
+                return
+            if node is not sink:
+                stack.extend(c for c, _ in node.outputs)
+        self.postponed.setdefault(consumer.index, []).append(src)
+
+    def _run_postponed(self, node: Node) -> None:
+        for src in self.postponed.pop(node.index, ()):
+            if self.args.count_args(node, update_postpone=False) > self.args.args_limit(node):
+                continue
+            sink = self.dom[src.index].parent.node
+            if self.groups[sink.index].has_anchor:
+                continue
+            self._try_fuse(src, sink, lambda kind, is_sink: True)
+
+    def _too_many_args(self, node: Node) -> bool:
+        """TVM's max_function_args check; leaves `postpone_node` set when a producer is uncounted."""
+        self.args.postpone_node = None
+        limit = self.args.args_limit(node)
+        return limit > 0 and self.args.fused_args(node) > limit
+
     def run(self, phase: int) -> None:
         for node in self.graph.nodes:
             group = self.groups[node.index]
             dom = self.dom[node.index]
+            if self.args is not None:
+                self.args.postpone_node = None
+                self._run_postponed(node)
             if group.pattern == OPAQUE or dom.parent is None:
+                continue
+            if self.args is not None and self._too_many_args(node):
                 continue
             sink = dom.parent.node
             sink_group = self.groups[sink.index]
@@ -156,12 +207,14 @@ def _broadcast_path(kind: OpPattern, is_sink: bool) -> bool:
     return kind <= BROADCAST or kind in (COMM_REDUCE, INJECTIVE, OUT_ELEMWISE_FUSABLE)
 
 
-def partition(graph: Graph, dom: list[DomNode], max_group_size: int = 256, fuse_opt_level: int = 2) -> list[Group]:
+def partition(
+    graph: Graph, dom: list[DomNode], max_group_size: int = 256, fuse_opt_level: int = 2, max_function_args: int = 0
+) -> list[Group]:
     """The group (union-find root) of every graph node, indexed like graph.nodes.
 
     At fuse_opt_level 0 every node stays a group of its own (TVM's GraphPartitioner at opt_level 0).
     """
-    partitioner = _Partitioner(graph, dom, max_group_size)
+    partitioner = _Partitioner(graph, dom, max_group_size, max_function_args)
     if fuse_opt_level == 0:
         return partitioner.groups
     for phase in range(3):

@@ -26,8 +26,11 @@ def _copy_type(new, old):
 
 
 class _Fuser:
-    def __init__(self, max_group_size: int, fuse_opt_level: int, link_params: bool, barrier_vars, pattern_overrides):
+    def __init__(
+        self, max_group_size: int, fuse_opt_level: int, link_params: bool, barrier_vars, pattern_overrides, max_function_args=0
+    ):
         self.max_group_size = max_group_size
+        self.max_function_args = max_function_args
         self.fuse_opt_level = fuse_opt_level
         self.link_params = link_params
         self.barrier_vars = barrier_vars
@@ -67,7 +70,9 @@ class _Fuser:
             block_type = result.checked_type_
         graph = build_graph(bindings, result, self.barrier_vars, self.pattern_overrides)
         groups = (
-            partition(graph, post_dominators(graph), self.max_group_size, self.fuse_opt_level) if graph.nodes else []
+            partition(graph, post_dominators(graph), self.max_group_size, self.fuse_opt_level, self.max_function_args)
+            if graph.nodes
+            else []
         )
         members: dict[int, list] = {}
         for node, group in zip(graph.nodes, groups):
@@ -193,6 +198,7 @@ def fuse(
     link_params: bool = False,
     barrier_vars=frozenset(),
     pattern_overrides=None,
+    max_function_args: int = 0,
 ) -> IRModule:
     """A new module whose primitive operator calls are grouped into kernels (Relay's FuseOps rules).
 
@@ -202,9 +208,17 @@ def fuse(
     TVM's FuseOps knobs: `fuse_opt_level` 0 puts every operator in a kernel of its own;
     `link_params` keeps non-scalar constants in the kernel body instead of passing them;
     the bindings of `barrier_vars` end their groups (TVM never fuses through a user `let`);
-    `pattern_overrides` ({op name: OpPattern}) replaces the registry's fusion pattern of those operators.
+    `pattern_overrides` ({op name: OpPattern}) replaces the registry's fusion pattern of those operators;
+    `max_function_args` (0: none) is the target's limit on a kernel's arguments.
     """
-    fuser = _Fuser(max_group_size, fuse_opt_level, link_params, frozenset(barrier_vars), dict(pattern_overrides or {}))
+    fuser = _Fuser(
+        max_group_size,
+        fuse_opt_level,
+        link_params,
+        frozenset(barrier_vars),
+        dict(pattern_overrides or {}),
+        max_function_args,
+    )
     new = mod.copy()
     new.functions = {gv: fuser.function(func) for gv, func in mod.functions.items()}
     return new

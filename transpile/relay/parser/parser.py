@@ -168,7 +168,7 @@ class Parser(TokenStream, TypeParser, ExprParser, PatternParser):
             if kind == "type":
                 type_defs.append(self.parse_type_def())
             elif kind == "extern":
-                self.parse_extern_type()
+                type_defs.append(self.parse_extern_type())
             elif kind == "def":
                 self.skip_def()
                 continue
@@ -221,18 +221,19 @@ class Parser(TokenStream, TypeParser, ExprParser, PatternParser):
         self.constructors[tok.value] = ctor
         return ctor
 
-    def parse_extern_type(self) -> None:
+    def parse_extern_type(self) -> TypeData:
+        """`extern type T[A]`: as in TVM, a type definition without constructors (and an extern name)."""
         self.advance()  # `extern`
         self.expect("type", "`type` after `extern`")
-        self.expect(IDENT, "the name of the extern type")
+        name_tok = self.expect(IDENT, "the name of the extern type")
         self.type_scopes.append({})
         try:
-            if self.tok.kind == "[":
-                self.parse_type_params()
+            params = self.parse_type_params() if self.tok.kind == "[" else []
         finally:
             self.type_scopes.pop()
         if self.tok.kind == "{":
             self.fail("an extern type may not have constructors")
+        return TypeData(self.type_globals[name_tok.text], params, [])
 
     def parse_def(self, functions: dict) -> None:
         start = self.tok

@@ -103,6 +103,13 @@ def _local_name_text(hint: str) -> str:
     return "".join(chars)
 
 
+
+def _always_printed(op_name: str) -> tuple:
+    from ..op.registry import lookup
+
+    opdef = lookup(op_name)
+    return tuple(opdef.extras.get("always_print", ())) if opdef is not None else ()
+
 class Printer:
     """One printing session: shared name allocation, temp counter and meta table (as in TVM).
 
@@ -344,9 +351,11 @@ class Printer:
         if not attrs:
             return []
         defaults = printed_defaults(call.op.name) if isinstance(call.op, Op) else {}
+        # Attributes TVM's attrs struct gave no default (transpose's axes) were printed even when unset.
+        always = _always_printed(call.op.name) if isinstance(call.op, Op) else ()
         out = []
         for key, value in attrs.items():
-            if key in defaults and same_attr_value(value, defaults[key]):
+            if key in defaults and key not in always and same_attr_value(value, defaults[key]):
                 continue
             out.append(f"{key}={self.attr_value(value)}")
         return out
@@ -403,6 +412,11 @@ class Printer:
         raise TypeError(f"cannot print {type(p).__name__} as a pattern")
 
     # ----- top level -----------------------------------------------------------------------------
+    def extern_type(self, data) -> str:
+        names = self.types.bind(data.type_vars)
+        self.types.unbind(data.type_vars)
+        return "extern type " + bare_name(data.header.name_hint) + (f"[{', '.join(names)}]" if names else "")
+
     def type_data(self, data) -> str:
         names = self.types.bind(data.type_vars)
         try:
@@ -422,7 +436,8 @@ class Printer:
             if name not in defined:
                 items.append(f"extern type {bare_name(name)}")
         for data in mod.type_definitions.values():
-            items.append(self.type_data(data))
+            extern = data.header.name_hint in mod.extern_types and not data.constructors
+            items.append(self.extern_type(data) if extern else self.type_data(data))
         for gv, fn in mod.functions.items():
             # Each definition is its own scope: numbering and names restart, as in TVM's output.
             self._temp = 0

@@ -12,12 +12,16 @@ and the user's own lets stay lets (and, as in TVM, fusion never runs through one
 The knobs are TVM's: `fuse_opt_level` (-1: the PassContext's opt_level; 0: every operator alone),
 PassContext config `relay.FuseOps.max_depth` (at most this many operators per kernel, default 256)
 and `relay.FuseOps.link_params` (non-scalar constants stay in the kernel body rather than being
-passed as arguments). Where ours differs from TVM: a projection of a tuple made outside a kernel
-(`batch_norm(...).0 |> relu`) is passed as the projected tensor, not as the whole tuple; and
-`max_function_args` of GPU targets is not modelled (every target here is the host CPU).
+passed as arguments). The target in scope (`with tvm.target.Target("opencl")`) bounds a kernel's
+arguments by its `max_function_args`, as TVM's did. `annotation.stop_fusion(x)` is an opaque
+operator, so nothing fuses across it, and the pass then drops it, as TVM's FuseMutator did.
+Where ours differs from TVM: a projection of a tuple made outside a kernel
+(`batch_norm(...).0 |> relu`) is passed as the projected tensor, not as the whole tuple.
 """
 
 from __future__ import annotations
+
+import sys
 
 from .. import expr as E
 from ..module import IRModule
@@ -85,6 +89,30 @@ class _UnannotatedKernels(ExprMutator):
         return new
 
 
+class _DropStopFusion(ExprMutator):
+    """`(fn (%p, Primitive=1) { annotation.stop_fusion(%p) })(%x)` -> `%x`: the barrier has done its work."""
+
+    def visit_call(self, call):
+        if _is_primitive(call.op) and len(call.args) == 1 and len(call.op.params) == 1:
+            body = call.op.body
+            if (
+                isinstance(body, E.Call)
+                and isinstance(body.op, E.Op)
+                and body.op.name == "annotation.stop_fusion"
+                and body.args[0] is call.op.params[0]
+            ):
+                return self.visit(call.args[0])
+        return super().visit_call(call)
+
+
+def _target_max_function_args() -> int:
+    """The argument limit of the target in scope (0: none, or no target in scope)."""
+    # Only the tvm_compat facade opens a target scope; if it was never imported, none is open.
+    target_module = sys.modules.get("transpile.tvm_compat.target")
+    target = target_module.Target.current() if target_module is not None else None
+    return target.max_function_args if target is not None else 0
+
+
 def _config_int(ctx: PassContext, key: str, default: int) -> int:
     value = ctx.config.get(key, default)
     try:
@@ -114,6 +142,7 @@ class FuseOps(Pass):
         link_params = bool(ctx.config.get("relay.FuseOps.link_params", False))
         if max_depth < 1:
             raise ValueError(f"PassContext config 'relay.FuseOps.max_depth' must be >= 1, got {max_depth}")
+        max_function_args = _target_max_function_args()
 
         def run():
             typed = ensure_typed(mod)
@@ -128,12 +157,14 @@ class FuseOps(Pass):
                 link_params=link_params,
                 barrier_vars=user.let_vars,
                 pattern_overrides=TVM_PATTERNS,
+                max_function_args=max_function_args,
             )
             out = fused.copy()
             for gv, func in fused.functions.items():
                 if isinstance(func, E.Function):
                     func = graph_form(func, lambda var: var not in user.let_vars)
-                    out.functions[gv] = _UnannotatedKernels(user.kernels).visit(func)
+                    func = _UnannotatedKernels(user.kernels).visit(func)
+                    out.functions[gv] = _DropStopFusion().visit(func)
             return InferType()(out)
 
         return run_deep(run)

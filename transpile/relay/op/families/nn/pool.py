@@ -298,3 +298,24 @@ for _kind, _reduce in (("avg", np.mean), ("max", np.max)):
                 description=f"adaptive {_kind} pooling over {', '.join(_spatial)} to a fixed size (PyTorch's bins).",
             )
         )
+
+
+def _global_pool_builder(kind: str, suffix: str, default_layout: str, rank: int):
+    """TVM's Python-only relay.nn.global_{kind}_pool{1d,3d}: an adaptive pool to size 1 (no operator of its own)."""
+    adaptive = f"nn.adaptive_{kind}_pool{suffix}"
+
+    def build(data, layout=default_layout, out_layout=""):
+        from ...registry import get
+
+        return get(adaptive)(data, output_size=[1] * rank, layout=layout, out_layout=out_layout)
+
+    build.__name__ = f"global_{kind}_pool{suffix}"
+    build.__doc__ = f"Global {kind} pooling over every spatial axis (layout {default_layout}): {adaptive} to size 1."
+    return build
+
+
+GLOBAL_POOL_BUILDERS = {
+    f"global_{kind}_pool{suffix}": _global_pool_builder(kind, suffix, layout, rank)
+    for kind in ("max", "avg")
+    for suffix, layout, rank in (("1d", "NCW", 1), ("3d", "NCDHW", 3))
+}

@@ -62,7 +62,9 @@ def _upsampling_rel(arg_types, attrs):
     shape = list(data.shape)
     for axis, scale in (("H", attrs.scale_h), ("W", attrs.scale_w)):
         index = positions[axis]
-        if not is_any(shape[index]):
+        if is_any(shape[index]):  # a `?` or symbolic extent scales to an unknown one (TVM: round(h * scale))
+            shape[index] = AnyDim()
+        else:
             # TVM: cast(round(size * scale)); numpy rounds half to even like C's nearbyint.
             shape[index] = int(np.round(shape[index] * scale))
             if shape[index] <= 0:
