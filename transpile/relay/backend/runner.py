@@ -113,23 +113,41 @@ class CompiledFunction:
         ordered = self.order_arguments(args, kwargs)
         lists = self.style.lists
         runtime_args = [to_runtime(arg, lists) for arg in ordered]
-        if self.style.kind == "graph":
-            runtime_args = [_in_parameter_dtype(arg, param) for arg, param in zip(runtime_args, self.params)]
+        runtime_args = [
+            _as_parameter(arg, param.type_annotation, self.style.kind) for arg, param in zip(runtime_args, self.params)
+        ]
         result = self._function(*runtime_args)
         return self.style.convert(result)
 
 
-def _in_parameter_dtype(value, param):
-    """A tensor argument converted to its parameter's dtype, as TVM's graph executor did.
+def _shape_fits(shape: tuple, expected_shape) -> bool:
+    """Whether an array of `shape` fits a tensor type's shape (`?` and symbolic dims fit any extent)."""
+    if len(shape) != len(expected_shape):
+        return False
+    return all(not isinstance(dim, int) or dim == extent for dim, extent in zip(expected_shape, shape))
 
-    Its set_input copied each input into a buffer of the graph's dtype (NDArray.copyfrom converts),
-    so float64 data fed a float32 graph silently; the other executor kinds keep the strict check.
+
+def _as_parameter(value, expected, kind: str):
+    """An argument adapted to its parameter's annotated type as TVM's executors took it.
+
+    The graph executor converted a tensor whose shape fits to the parameter's dtype: its set_input
+    copied each input into a buffer of the graph's dtype (NDArray.copyfrom converts), so float64
+    data fed a float32 graph silently. The debug and VM executors passed arrays to kernels that
+    checked their dtype, so they stay strict; a shape that does not fit is left for the backend's
+    clear type error. The VM accepted a one-field tuple (a Python list) for a tensor: it
+    flattened tuple arguments into the fields of the primitive calls it made.
     """
-    from ..ty import TensorType
+    from ..ty import TensorType, TupleType
 
-    expected = param.type_annotation
-    if isinstance(value, np.ndarray) and isinstance(expected, TensorType) and value.dtype != np.dtype(expected.dtype):
-        return np.ascontiguousarray(value, dtype=expected.dtype)
+    if isinstance(expected, TensorType):
+        if kind == "vm" and isinstance(value, tuple) and len(value) == 1 and isinstance(value[0], np.ndarray):
+            value = value[0]
+        if kind == "graph" and isinstance(value, np.ndarray) and value.dtype != np.dtype(expected.dtype):
+            if _shape_fits(value.shape, expected.shape):
+                return np.ascontiguousarray(value, dtype=expected.dtype)
+        return value
+    if isinstance(expected, TupleType) and isinstance(value, tuple) and len(value) == len(expected.fields):
+        return tuple(_as_parameter(field, field_type, kind) for field, field_type in zip(value, expected.fields))
     return value
 
 

@@ -12,14 +12,12 @@ NDArray, tuples and ADT values as ADT containers (`.tag`, `len`, indexing).
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ...errors import TranspileError
 from .interpreter import Executor
 from .runner import compile_callable, host_target, selected_backend
-from .values import ADT, NDArray
+from .values import ADT, NDArray, to_runtime
 
 __all__ = ["compile", "VMCompiler", "Executable", "VirtualMachine", "VMExecutor"]
 
@@ -90,15 +88,57 @@ class VMCompiler:
 
 
 class Executable:
-    """A module compiled for the VM: its globals, each a callable compiled on first use."""
+    """A module compiled for the VM: its globals, each a callable compiled on first use.
 
-    def __init__(self, mod, params=None):
-        self.module = mod
-        self.params = dict(params or {})
-        self.backend = selected_backend()
-        self._functions: dict = {}
+    Made by compile (from the module, `params` bound into @main), by load_exec (from saved code:
+    see vm_serialize.py) or as `Executable(exe.mod)` (TVM's wrapper of a runtime module: the same
+    executable). An executable whose late-bound constants are not loaded runs after they are.
+    """
+
+    def __new__(cls, mod=None, params=None):
+        from .runtime_module import Module
+
+        if isinstance(mod, Module):
+            if not isinstance(mod.owner, Executable):
+                raise TranspileError(f"Executable expects a VM executable module, got a {mod.type_key} module")
+            return mod.owner
+        return super().__new__(cls)
+
+    def __init__(self, mod=None, params=None):
+        from ..bind import bind_params_in_module
+        from .runtime_module import Module
+
+        if isinstance(mod, Module):  # __new__ returned the module's own executable
+            return
+        if params and "main" in mod:
+            mod = bind_params_in_module(mod, {name: to_runtime(value) for name, value in params.items()})
+        self._init_state(mod, None, None, selected_backend())
         if "main" in mod:
             self.function("main")
+
+    def _init_state(self, module, text, constants, backend):
+        self._module = module
+        self._text = text  # with _constants: the program as saved code (the module built from them on demand)
+        self._constants = constants
+        self._late_bound: set[int] = set()
+        self.backend = backend
+        self._functions: dict = {}
+        self._runtime_module = None
+
+    @property
+    def module(self):
+        """The Relay program (IRModule) this executable runs."""
+        if self._module is None:
+            from .vm_serialize import LateBoundConstantsError, program_of
+
+            missing = [i for i, c in enumerate(self._constants) if c is None]
+            if missing:
+                raise LateBoundConstantsError(
+                    f"the executable's {len(missing)} late-bound constant(s) are not loaded: call "
+                    "load_late_bound_consts(path) or load_late_bound_consts_from_map(map) first"
+                )
+            self._module = program_of(self._text, self._constants)
+        return self._module
 
     def function(self, name: str):
         """The compiled global `name`."""
@@ -108,8 +148,7 @@ class Executable:
 
             if name not in self.module:
                 raise TranspileError(f"the VM executable has no function @{name}")
-            params = self.params if name == "main" else None
-            compiled = compile_callable(GlobalVar(name), self.module, kind="vm", params=params, backend=self.backend)
+            compiled = compile_callable(GlobalVar(name), self.module, kind="vm", backend=self.backend)
             self._functions[name] = compiled
         return compiled
 
@@ -123,17 +162,145 @@ class Executable:
     def globals(self) -> list[str]:
         return [gv.name_hint for gv in self.module.get_global_vars()]
 
+    # ------------------------------------------------------------ saving and loading (vm_serialize.py)
+
+    def _pool(self) -> tuple[str, list]:
+        if self._text is None:
+            from .vm_serialize import constant_pool
+
+            self._text, self._constants = constant_pool(self._module)
+        return self._text, self._constants
+
+    def code(self) -> bytes:
+        """The saved form of the executable (its program, without the late-bound constants)."""
+        from .vm_serialize import encode_code
+
+        text, constants = self._pool()
+        return encode_code(text, constants, self._late_bound, self.backend)
+
+    @property
+    def lib(self):
+        from .vm_serialize import kernel_library
+
+        return kernel_library(self.backend)
+
+    def save(self):
+        """(code bytes, kernel library module), as TVM's Executable.save; load_exec(code, lib) reverses it."""
+        return bytearray(self.code()), self.lib
+
+    @staticmethod
+    def load_exec(bytecode, lib=None) -> "Executable":
+        """The executable `save()` returned `bytecode` for (late-bound constants still to be loaded)."""
+        from .runtime_module import Module
+        from .vm_serialize import decode_code
+
+        if isinstance(bytecode, str):
+            bytecode = bytecode.encode("latin-1")
+        if not isinstance(bytecode, (bytes, bytearray, memoryview)):
+            raise TranspileError(f"load_exec expects the bytes Executable.save() returned, got {type(bytecode).__name__}")
+        if lib is not None and not isinstance(lib, Module):
+            raise TranspileError(f"load_exec expects the library Executable.save() returned, got {type(lib).__name__}")
+        text, constants, backend = decode_code(bytecode)
+        exe = Executable.__new__(Executable)
+        # Like every executor, a loaded executable runs on the backend TRANSPILE_TVM_BACKEND names now.
+        exe._init_state(None, text, constants, selected_backend())
+        exe._late_bound = {i for i, c in enumerate(constants) if c is None}
+        return exe
+
+    @property
+    def mod(self):
+        """The executable as a runtime module (TVM's `exe.mod`): export_library, ["load_late_bound_consts"]…"""
+        if self._runtime_module is None:
+            from .vm_serialize import executable_module
+
+            self._runtime_module = executable_module(self)
+        return self._runtime_module
+
+    @property
+    def bytecode(self) -> str:
+        """A readable listing of the program the executable runs, function by function.
+
+        TVM listed VM instructions here; transpile compiles each function with its backend, so the
+        listing shows each global's name, parameters and Relay body instead.
+        """
+        from ..printer import astext
+
+        lines = []
+        for gv in sorted(self.module.get_global_vars(), key=lambda g: g.name_hint):
+            function = self.module[gv]
+            params = getattr(function, "params", [])
+            lines.append(f"VM Function[{gv.name_hint}]: {len(params)} parameter(s) " + " ".join(
+                f"%{p.name_hint}" for p in params
+            ))
+            lines.append(astext(function, show_meta_data=False))
+            lines.append("")
+        return "\n".join(lines)
+
+    @property
+    def constants(self) -> str:
+        """The constant pool, one line per constant: index, shape, dtype (late-bound ones marked)."""
+        _, constants = self._pool()
+        lines = []
+        for index, value in enumerate(constants):
+            where = " late-bound" if index in self._late_bound else ""
+            shape = "?" if value is None else "x".join(str(d) for d in value.shape) or "scalar"
+            dtype = "?" if value is None else str(value.dtype)
+            lines.append(f"  {index}: {shape} {dtype}{where}")
+        return "\n".join(lines)
+
+    def move_late_bound_consts(self, path, byte_limit):
+        """Writes the constants of at least `byte_limit` bytes to `path`; the saved code leaves them out."""
+        from .vm_serialize import write_constants_file
+
+        moved = self.get_late_bound_consts(byte_limit)
+        write_constants_file(path, {name: np.asarray(value) for name, value in moved.items()})
+
+    def get_late_bound_consts(self, byte_limit) -> dict:
+        """The constants of at least `byte_limit` bytes by name; the saved code leaves them out."""
+        from .vm_serialize import late_bound_map
+
+        _, constants = self._pool()
+        moved = late_bound_map(constants, byte_limit)
+        self._late_bound |= {int(name[len("const_") :]) for name in moved}
+        return {name: value.view(NDArray) for name, value in moved.items()}
+
+    def load_late_bound_consts(self, path):
+        """Supplies the late-bound constants from the file move_late_bound_consts wrote."""
+        from .vm_serialize import read_constants_file
+
+        self.load_late_bound_consts_from_map(read_constants_file(path), f"the constants file {path}")
+
+    def load_late_bound_consts_from_map(self, constant_map, where: str = "the constants map"):
+        """Supplies the late-bound constants from a {name: array} map (get_late_bound_consts's)."""
+        from .vm_serialize import fill_late_bound
+
+        _, constants = self._pool()
+        supplied = {name: np.asarray(value) for name, value in dict(constant_map).items()}
+        self._constants = fill_late_bound(constants, supplied, where)
+
 
 class VirtualMachine:
     """Runs an Executable: set_input / invoke / run / invoke_stateful + get_outputs, as TVM's VM."""
 
     def __init__(self, exe, device=None, memory_cfg=None):
+        from .runtime_module import Module
+
+        if isinstance(exe, Module):  # exe.mod, or a module runtime.load_module read (TVM accepted both)
+            exe = Executable(exe)
         if not isinstance(exe, Executable):
             raise TranspileError(f"VirtualMachine expects a relay.vm Executable, got {type(exe).__name__}")
         self._exec = exe
         self.device = device
         self._inputs: dict[str, list] = {}
         self._outputs: list = []
+        functions = {
+            "invoke": self.invoke,
+            "invoke_stateful": self.invoke_stateful,
+            "set_input": self.set_input,
+            "get_input_index": lambda name, func_name="main": self.get_input_index(name, func_name),
+        }
+        # TVM's VM was a runtime module too; benchmark times its "invoke" through time_evaluator.
+        self.module = Module("VirtualMachine", functions, owner=self)
 
     def set_input(self, func_name, *args, **kwargs):
         """Stores the arguments of `func_name` for the next invoke; named ones go to their parameter."""
@@ -218,19 +385,16 @@ class VirtualMachine:
     def benchmark(
         self, device=None, *args, func_name="main", repeat=5, number=5, min_repeat_ms=None, end_to_end=False, **kwargs
     ):
-        """Wall-clock times of `func_name` (mean over `number` calls, `repeat` times) as a BenchmarkResult."""
-        from tvm.runtime.module import BenchmarkResult
+        """Times `func_name` with runtime.Module.time_evaluator, as TVM's VM did: a BenchmarkResult.
 
+        `end_to_end` timed copying the inputs to the device too in TVM; on the host both are the call.
+        """
         if args or kwargs:
             self.set_input(func_name, *args, **kwargs)
-        repeat, number = max(int(repeat), 1), max(int(number), 1)
-        results = []
-        for _ in range(repeat):
-            start = time.perf_counter()
-            for _ in range(number):
-                self.invoke(func_name)
-            results.append((time.perf_counter() - start) / number)
-        return BenchmarkResult(results)
+        evaluator = self.module.time_evaluator(
+            "invoke", device, repeat=repeat, number=number, min_repeat_ms=min_repeat_ms or 0
+        )
+        return evaluator(func_name)
 
 
 class _Missing:

@@ -18,6 +18,8 @@ __all__ = [
     "ndarray",
     "vm",
     "module",
+    "Module",
+    "load_module",
     "convert",
 ]
 
@@ -33,8 +35,10 @@ def convert(value):
 
 def __getattr__(name):
     # runtime.module imports apache-tvm: only when asked for.
-    if name == "module":
-        from . import module
+    if name in ("module", "Module", "load_module"):
+        import importlib
 
-        return module
+        # importlib, not `from . import module`: that asks this __getattr__ for "module" again (endless recursion).
+        module = importlib.import_module(f"{__name__}.module")
+        return module if name == "module" else getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -44,6 +44,15 @@ def conv_transpose_weight_inference(op_name: str, data_primal: str, kernel_prima
     return weight_inference(op_name, data_primal, kernel_primal, conv_transpose_weight_shape)
 
 
+def _output_padding(value, op_name: str, nd: int, minimum=None) -> tuple:
+    """output_padding per spatial axis. TVM's 1-D relation and kernel read output_padding[0] only, so
+    nn.conv1d_transpose took the 2-D form (0, 0) too: its first value is the one that counts."""
+    values = tuple(value)
+    if nd == 1 and len(values) > 1:
+        values = values[:1]
+    return spatial_pair(values, op_name, "output_padding", nd, minimum=minimum)
+
+
 def _dilated(kernel, dilation):
     return AnyDim() if is_any(kernel) else 1 + (kernel - 1) * dilation
 
@@ -68,7 +77,7 @@ def conv_transpose_rel(op_name: str, data_primal: str, kernel_primal: str):
             raise RelationError(f"{op_name}: weight must have rank {rank}, got {fmt_type(weight)}")
         strides = spatial_pair(attrs.strides, op_name, "strides", nd, minimum=1)
         dilation = spatial_pair(attrs.dilation, op_name, "dilation", nd, minimum=1)
-        output_padding = spatial_pair(attrs.output_padding, op_name, "output_padding", nd, minimum=0)
+        output_padding = _output_padding(attrs.output_padding, op_name, nd, minimum=0)
         pads = padding_nd(attrs.padding, nd, op_name)
         groups = attrs.groups
         if groups < 1:
@@ -137,7 +146,7 @@ def _conv_transpose_impl(op_name: str, data_primal: str, kernel_primal: str):
             spatial_pair(attrs.strides, op_name, "strides", nd),
             padding_nd(attrs.padding, nd, op_name),
             spatial_pair(attrs.dilation, op_name, "dilation", nd),
-            spatial_pair(attrs.output_padding, op_name, "output_padding", nd),
+            _output_padding(attrs.output_padding, op_name, nd),
             attrs.groups,
             compute_dtype(out_type.dtype),
         )
