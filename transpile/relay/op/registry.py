@@ -104,11 +104,15 @@ class OpDef:
 
     @property
     def input_names(self) -> tuple[str, ...]:
-        """TVM's Python parameter names of the inputs: extras["input_names"], else TVM's conventions
-        (`data` for one input, `lhs`/`rhs` for a binary elementwise operator)."""
+        """TVM's Python parameter names of the inputs: extras["input_names"], else input_names.py's
+        table, else TVM's conventions (`data` for one input, `lhs`/`rhs` for a binary elementwise one)."""
         names = self.extras.get("input_names")
         if names is not None:
             return tuple(names)
+        from .input_names import TVM_INPUT_NAMES
+
+        if self.name in TVM_INPUT_NAMES:
+            return TVM_INPUT_NAMES[self.name]
         if self.num_inputs == 1 or self.tuple_input:
             return ("data",)
         if self.num_inputs == 2 and not self.attrs and self.pattern in (OpPattern.ELEMWISE, OpPattern.BROADCAST):
@@ -220,6 +224,12 @@ def make_call(name: str, args, attrs: dict | None = None, span=None):
     from ..expr import Call, Op
 
     opdef = get(name)
+    dynamic_form = opdef.extras.get("dynamic_form")
+    if dynamic_form is not None and attrs:
+        # TVM's builders made the `dyn.` operator when a shape attribute was an expression (families/dynamic.py).
+        dynamic_call = dynamic_form(list(args), dict(attrs), span)
+        if dynamic_call is not None:
+            return dynamic_call
     if opdef.num_inputs is not None and len(args) != opdef.num_inputs:
         raise TypeError(f"{name} takes {opdef.num_inputs} input(s), got {len(args)}")
     return Call(Op.get(name), list(args), normalize_attrs(opdef, attrs), span=span)

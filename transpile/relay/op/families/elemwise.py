@@ -22,6 +22,7 @@ import operator
 
 import numpy as np
 
+from ....errors import UnsupportedFeatureError
 from ...ty import TensorType
 from ..common import broadcast_shapes, fmt_type, same_dtype
 from ..registry import AttrField, OpDef, OpPattern, RelationError, REQUIRED, register
@@ -68,10 +69,10 @@ def broadcast_rel(op_name, out_dtype=None, integral_only=False, allow_bool=True)
         dtype = same_dtype([lhs, rhs], op_name)
         if dtype == "bool" and op_name in _NO_BOOL_OPERANDS:
             raise RelationError(f"{op_name} does not take bool operands; cast them to an integer type")
-        if integral_only and not (is_integral(dtype) or (allow_bool and dtype == "bool")):
-            # TVM only failed later, when lowering; no kernel exists for float bit operations.
-            kinds = "integer or bool" if allow_bool else "integer"
-            raise RelationError(f"{op_name}: expects {kinds} tensors, got {fmt_type(lhs)} and {fmt_type(rhs)}")
+        if integral_only and dtype == "bool" and not allow_bool:
+            raise RelationError(f"{op_name}: expects integer tensors, got {fmt_type(lhs)} and {fmt_type(rhs)}")
+        # Float operands type-check, as in TVM's BroadcastRel (passes such as FuseOps take such
+        # programs); no kernel exists for them, so evaluating or lowering one fails (_integer_kernel).
         shape = broadcast_shapes(lhs.shape, rhs.shape, op_name)
         return TensorType(shape, out_dtype or dtype)
 
@@ -297,8 +298,33 @@ def _binary_impl(fn):
     return impl
 
 
+def _float_bit_operation(name: str, dtype: str):
+    return UnsupportedFeatureError(
+        f"{name} of {dtype} tensors",
+        "any",
+        detail="bit operations have kernels for integer (and bool) tensors only; "
+        "the program type-checks, as in TVM, but cannot be evaluated or compiled",
+    )
+
+
+def _integer_kernel(name: str, impl):
+    """impl, refusing float operands: a bit operation's relation admits them, its kernels do not."""
+
+    def checked(args, attrs, out_type):
+        dtype = out_type.dtype if isinstance(out_type, TensorType) else ""
+        if is_float(dtype):
+            raise _float_bit_operation(name, dtype)
+        return impl(args, attrs, out_type)
+
+    return checked
+
+
 def _where_impl(args, attrs, out_type):
     cond, x, y = (np.asarray(a) for a in args)
+    try:
+        np.broadcast_shapes(cond.shape, x.shape, y.shape)
+    except ValueError:  # `?` dims: the relation's broadcast promise, checked at run time (TVM's words)
+        raise ValueError(f"where: Invalid broadcast shapes {cond.shape}, {x.shape} and {y.shape}") from None
     return as_out(np.where(cond.astype(bool), x, y), out_type)
 
 
@@ -854,15 +880,19 @@ def _register_all():
         register(OpDef(name, 1, identity_comp_rel(name), OpPattern.ELEMWISE, _bool_impl(fn), te_impl=_te_unary(name)))
     for name, fn in BINARY_OPS.items():
         shift = name.endswith("_shift")
-        rel = broadcast_rel(name, None, shift or name.startswith("bitwise_"), allow_bool=not shift)
+        bit_operation = shift or name.startswith("bitwise_")
+        rel = broadcast_rel(name, None, bit_operation, allow_bool=not shift)
+        numpy_impl, te_impl = _binary_impl(fn), _te_binary(name)
+        if bit_operation:
+            numpy_impl, te_impl = _integer_kernel(name, numpy_impl), _integer_kernel(name, te_impl)
         register(
             OpDef(
                 name,
                 2,
                 rel,
                 OpPattern.BROADCAST,
-                _binary_impl(fn),
-                te_impl=_te_binary(name),
+                numpy_impl,
+                te_impl=te_impl,
                 description=_SHIFT_DESCRIPTIONS.get(name, ""),
             )
         )
