@@ -9,27 +9,14 @@ import pytest
 import transpile
 from transpile import relay
 from transpile.backends import backends
-from transpile.relay.op.registry import RelationError, get, normalize_attrs
-from transpile.relay.ty import Any, TensorType, TupleType
+from transpile.relay.op.registry import get, normalize_attrs
+from transpile.relay.ty import Any, TupleType
+
+from op_support import T, rel, rel_error
 
 BACKENDS = [b for b in ("python", "cpp", "tir") if b in backends()]
 # Native builds of the bigger modules: `make test-all` runs them (the python backend always does).
 SLOW_NATIVE = [pytest.param(b, marks=pytest.mark.slow) if b != "python" else b for b in BACKENDS]
-
-
-def T(shape, dtype="float32"):
-    return TensorType(shape, dtype)
-
-
-def rel(name, *arg_types, **attrs):
-    opdef = get(name)
-    return opdef.type_rel(list(arg_types), normalize_attrs(opdef, attrs))
-
-
-def rel_error(name, *arg_types, **attrs) -> str:
-    with pytest.raises(RelationError) as info:
-        rel(name, *arg_types, **attrs)
-    return str(info.value)
 
 
 def run(name, *args, **attrs):
